@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import type { Config } from './config/index.ts';
+import type { Orm } from './db/orm.ts';
+import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
+import type { Logger } from './lib/logger.ts';
+
+/** What every part of the service is built from; created once per process. */
+export interface ServiceContext {
+  config: Config;
+  orm: Orm;
+  logger: Logger;
+  cipher: FieldCipher;
+}
+
+export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
+  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey) };
+}
+
+export interface App {
+  express: Express;
+  /** Stops background work the app started (timers, connections); the HTTP server is closed by the caller. */
+  close(): Promise<void>;
+}
+
+export async function createApp(ctx: ServiceContext): Promise<App> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', ctx.config.trustProxy);
+  app.use(
+    pinoHttp({
+      logger: ctx.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    }),
+  );
+  app.use(helmet({ contentSecurityPolicy: false }));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await ctx.orm.em.getConnection().execute('select 1');
+      res.json({ status: 'ok', database: 'ok' });
+    } catch (error) {
+      ctx.logger.warn({ err: error }, 'readiness check failed');
+      res.status(503).json({ status: 'unavailable', database: 'unreachable' });
+    }
+  });
+
+  return { express: app, close: async () => {} };
+}

@@ -1,0 +1,6 @@
+import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
+
+// Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
+export const migrations = [
+  { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
+];

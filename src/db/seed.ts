@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { createOrganization } from '../domain/organizations.ts';
+import { createUserWithAccount } from '../domain/users.ts';
+import { GlossaryEntry, GlossaryVersion, Project, User, VoiceVersion } from './entities/index.ts';
+import type { Orm } from './orm.ts';
+
+/** A newcomer's first start shows something: one user, one organization with a project, voice and glossary. */
+export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<boolean> {
+  const em = orm.em.fork();
+  if ((await em.count(User)) > 0) return false;
+  await em.transactional(async (tx) => {
+    const { user } = createUserWithAccount(tx, {
+      handle: 'demo',
+      displayName: 'Demo User',
+      email: 'demo@example.com',
+    });
+    const { account } = createOrganization(tx, user, {
+      handle: 'acme',
+      displayName: 'Acme Inc.',
+      visibility: 'public',
+    });
+    tx.create(Project, {
+      account,
+      handle: 'website',
+      name: 'Website',
+      description: 'Marketing site strings',
+      sourceLocale: 'en',
+      targetLocales: ['de', 'fr', 'ja'],
+    });
+    tx.create(VoiceVersion, {
+      account,
+      version: 1,
+      tone: 'Friendly and confident',
+      formality: 'neutral',
+      targetAudience: 'Small-business owners',
+      guidelines: '- Prefer short sentences.\n- Address the reader directly.',
+      targetCountries: ['DE', 'FR', 'JP'],
+      changeNote: 'Demo voice',
+      author: user,
+    });
+    const glossary = tx.create(GlossaryVersion, {
+      account,
+      version: 1,
+      changeNote: 'Demo glossary',
+      author: user,
+    });
+    tx.create(GlossaryEntry, {
+      glossaryVersion: glossary,
+      position: 0,
+      term: 'Acme',
+      definition: 'Our company name',
+      doNotTranslate: true,
+      translations: {},
+    });
+    tx.create(GlossaryEntry, {
+      glossaryVersion: glossary,
+      position: 1,
+      term: 'dashboard',
+      definition: 'The main screen after sign-in',
+      translations: { de: 'Dashboard', fr: 'tableau de bord', ja: 'ダッシュボード' },
+    });
+  });
+  logger?.info('created the demo data (user "demo", organization "acme"); SEED_DEMO=false turns this off');
+  return true;
+}

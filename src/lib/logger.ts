@@ -1,0 +1,21 @@
+import { pino } from 'pino';
+import type { Config } from '../config/index.ts';
+
+// Anything that can carry a credential is redacted at the logger, so no call site has to remember.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.client_secret',
+  '*.password',
+  '*.token',
+  '*.apiKey',
+  '*.refresh_token',
+  '*.access_token',
+  '*.code_verifier',
+];
+
+export function createLogger(config: Pick<Config, 'logLevel'>) {
+  return pino({ level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } });
+}
+export type { Logger } from 'pino';

@@ -1,0 +1,41 @@
+// Process entry: `npm start`. Everything else is in server.ts so tests start the very same service.
+import { ConfigError, loadConfig } from './config/index.ts';
+import { createLogger } from './lib/logger.ts';
+import { startServer } from './server.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const logger = createLogger(config);
+const server = await startServer(config, logger).catch((error) => {
+  logger.fatal({ err: error }, 'failed to start');
+  process.exit(1);
+});
+logger.info({ url: server.url }, 'listening');
+console.log(`Localization service listening on ${server.url}`);
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took longer than 25 s; exiting');
+      process.exit(1);
+    }, 25_000);
+    force.unref();
+    server.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,61 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, createContext } from './app.ts';
+import type { Config } from './config/index.ts';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
+import { openDatabase } from './db/orm.ts';
+import { seedDemoIfEmpty } from './db/seed.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  logger: Logger;
+  /** Graceful: stop accepting, finish in-flight requests, close the database, stop embedded PostgreSQL. */
+  stop(): Promise<void>;
+}
+
+/** Port of the embedded PostgreSQL; away from 5432 so it never collides with an installed server. */
+const EMBEDDED_POSTGRES_PORT = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329);
+
+export async function startServer(
+  config: Config,
+  logger: Logger = createLogger(config),
+): Promise<RunningServer> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(config.dataDir, EMBEDDED_POSTGRES_PORT, logger);
+    databaseUrl = embedded.url;
+    logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
+  }
+  const orm = await openDatabase(databaseUrl, logger).catch(async (error) => {
+    await embedded?.stop();
+    throw error;
+  });
+  if (config.seedDemo) await seedDemoIfEmpty(orm, logger);
+
+  const ctx = createContext(config, orm, logger);
+  const app = await createApp(ctx);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.express.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = config.port === 0 ? `http://127.0.0.1:${port}` : config.baseUrl;
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await app.close();
+      await orm.close(true);
+      await embedded?.stop();
+    })();
+    return stopping;
+  };
+  return { url, port, logger, stop };
+}

@@ -1,0 +1,29 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { freePort } from './ports.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A PostgreSQL server URL whose user may create databases; each suite makes its own. */
+    serverUrl: string;
+  }
+}
+
+// Uses the server at DATABASE_URL when set (CI: the machine's PostgreSQL); otherwise starts an embedded
+// one for the run, so `npm test` needs nothing installed either.
+export default async function setup(project: TestProject) {
+  if (process.env.DATABASE_URL) {
+    project.provide('serverUrl', process.env.DATABASE_URL);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'l10n-test-pg-'));
+  const embedded = await startEmbeddedPostgres(dir, await freePort());
+  project.provide('serverUrl', embedded.url);
+  return async () => {
+    await embedded.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
