@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
+import { createApi } from './api/index.ts';
+import type { BearerVerifier, Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
@@ -28,6 +30,8 @@ export interface App {
 export async function createApp(ctx: ServiceContext): Promise<App> {
   const app = express();
   app.disable('x-powered-by');
+  // Resources that need ETags set them from their version; express's body-hash ETags would mislead.
+  app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(
     pinoHttp({
@@ -58,10 +62,22 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
 
   // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
   // last, with no body parser in front of it (oidc-provider reads its own bodies).
-  // [api] REST /api/v1 is mounted here (src/api).
+  // Bearer verifiers beyond account tokens (the OAuth access-token verifier) register here when mounted.
+  const oauthVerifiers: BearerVerifier[] = [];
+  const api = await createApi(ctx, {
+    extraVerifiers: [async (token) => (oauthVerifiers[0] ? oauthVerifiers[0](token) : null)],
+    challenge: (door, scope, error) => bearerChallenge(ctx.config.baseUrl, door, scope, error),
+  });
+  app.use('/api', api.restRouter);
   // [mcp] MCP /mcp is mounted here (src/mcp).
   // [web] pages are mounted here (src/web).
   // [oauth] discovery, rate limits, interactions and oidc-provider are mounted here (src/oauth).
 
   return { express: app, close: async () => {} };
+}
+
+/** RFC 6750 / RFC 9728 challenge: where the protected resource's metadata is and which scope is needed. */
+export function bearerChallenge(baseUrl: string, door: Door, scope: string, error?: string): string {
+  const metadata = `${baseUrl}/.well-known/oauth-protected-resource${door === 'mcp' ? '/mcp' : ''}`;
+  return `Bearer ${error ? `error="${error}", ` : ''}scope="${scope}", resource_metadata="${metadata}"`;
 }

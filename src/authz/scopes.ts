@@ -1,7 +1,7 @@
 // The scope vocabulary. The spec's object:action list, plus objects the spec names without scopes:
 // account models (model:*), account tokens (token:*) and connected OAuth apps (apps:*). See docs/authorization.md.
 export const SCOPES = {
-  'user:read': "Read your profile",
+  'user:read': 'Read your profile',
   'user:write': 'Update your profile',
   'account:read': 'List the accounts you can access',
   'organization:read': 'Read organization details and list your organizations',

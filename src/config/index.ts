@@ -29,6 +29,8 @@ export interface Config {
   devLogin: boolean;
   /** express `trust proxy` setting, so the client address is the real one behind a load balancer. */
   trustProxy: boolean | number | string;
+  /** Check every successful REST response against openapi.yaml (on in tests, so the document cannot drift). */
+  validateResponses: boolean;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const embedded = !databaseUrl;
   const seedDemo = parseBool('SEED_DEMO', str('SEED_DEMO'), embedded && nodeEnv !== 'test', problems);
   const devLogin = parseBool('DEV_LOGIN', str('DEV_LOGIN'), embedded && !production, problems);
+  const validateResponses = parseBool(
+    'VALIDATE_RESPONSES',
+    str('VALIDATE_RESPONSES'),
+    nodeEnv === 'test',
+    problems,
+  );
   if (devLogin && production) problems.push('DEV_LOGIN cannot be enabled with NODE_ENV=production');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -149,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo,
     devLogin,
     trustProxy,
+    validateResponses,
   };
 }
 

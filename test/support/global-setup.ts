@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -20,6 +20,8 @@ export default async function setup(project: TestProject) {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'l10n-test-pg-'));
+  // As root, PostgreSQL runs as its own system user, which must be able to enter the folder.
+  chmodSync(dir, 0o755);
   const embedded = await startEmbeddedPostgres(dir, await freePort());
   project.provide('serverUrl', embedded.url);
   return async () => {

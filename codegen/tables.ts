@@ -1,0 +1,1 @@
+export async function writeGeneratedTables(_outDir: string): Promise<void> {}

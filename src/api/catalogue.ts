@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { isScope, type Scope } from '../authz/scopes.ts';
+
+// The operations of openapi.yaml as the pipeline needs them. REST routing, MCP tool derivation and the
+// policy consistency check all read this one catalogue, so no door has its own idea of an operation.
+
+export const OPENAPI_FILE = join(import.meta.dirname, '..', '..', 'openapi.yaml');
+
+export interface OperationSpec {
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  description: string;
+  /** The one scope the operation needs; as object:action it is also what the policy is asked. */
+  scope: Scope;
+  /** Path parameter naming the target account's handle; absent: the caller's own (role `self`). */
+  accountParam: string | undefined;
+  /** `x-mcp`: exposed as an MCP tool, with an optional explicit tool name. */
+  mcp: { name?: string } | undefined;
+  /** `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). */
+  etag: boolean;
+  raw: Record<string, unknown>;
+}
+
+export interface Catalogue {
+  document: Record<string, any>;
+  operations: Map<string, OperationSpec>;
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+export function loadCatalogue(file = OPENAPI_FILE): Catalogue {
+  const document = parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  const operations = new Map<string, OperationSpec>();
+  for (const [path, item] of Object.entries<Record<string, any>>(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      if (!op.operationId) throw new Error(`openapi.yaml: ${where} has no operationId`);
+      const scopes: string[] = (op.security ?? document.security ?? []).flatMap(
+        (req: Record<string, string[]>) => Object.values(req).flat(),
+      );
+      if (scopes.length !== 1 || !isScope(scopes[0]!)) {
+        throw new Error(
+          `openapi.yaml: ${where} must name exactly one known scope in security (got ${scopes})`,
+        );
+      }
+      const accountParam: string | undefined = op['x-account-param'];
+      if (accountParam && !path.includes(`{${accountParam}}`)) {
+        throw new Error(`openapi.yaml: ${where} x-account-param "${accountParam}" is not a path parameter`);
+      }
+      const mcp = op['x-mcp'];
+      operations.set(op.operationId, {
+        operationId: op.operationId,
+        method,
+        path,
+        summary: op.summary ?? '',
+        description: op.description ?? '',
+        scope: scopes[0] as Scope,
+        accountParam,
+        mcp: mcp === true ? {} : mcp && typeof mcp === 'object' ? mcp : undefined,
+        etag: op['x-etag'] === true,
+        raw: op,
+      });
+    }
+  }
+  return { document, operations };
+}

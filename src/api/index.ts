@@ -1,0 +1,71 @@
+import addFormats from 'ajv-formats';
+import type { Request, Response, Router } from 'express';
+import { OpenAPIBackend } from 'openapi-backend';
+import type { ServiceContext } from '../app.ts';
+import { verifyAccountToken } from '../authz/account-tokens.ts';
+import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
+import { loadPolicy } from '../authz/policy.ts';
+import { loadCatalogue } from './catalogue.ts';
+import { createPipeline, type Pipeline, type PipelineDeps } from './pipeline.ts';
+import { handlers } from './resources/index.ts';
+import { createRestRouter } from './rest-router.ts';
+
+export interface Api {
+  pipeline: Pipeline;
+  restRouter: Router;
+}
+
+export interface ApiOptions {
+  /** Verifiers tried after account tokens (the OAuth access-token verifier). */
+  extraVerifiers?: BearerVerifier[];
+  challenge: PipelineDeps['challenge'];
+  acceptsAtDoor?: (caller: Caller, door: Door) => boolean;
+  onAuthFailure?: (req: Request, res: Response) => void;
+}
+
+/**
+ * openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects 3.1 features we
+ * use (`type: [string, 'null']`). Its router and Ajv validators handle 3.1 schemas; the document itself is
+ * checked by the SDK generator in codegen.
+ */
+class OpenApi31Backend extends OpenAPIBackend {
+  override validateDefinition() {
+    return this.document;
+  }
+}
+
+/** Builds the operation pipeline from openapi.yaml and policies/, and the REST door in front of it. */
+export async function createApi(service: ServiceContext, options: ApiOptions): Promise<Api> {
+  const catalogue = loadCatalogue();
+  const api = new OpenApi31Backend({
+    definition: catalogue.document as any,
+    strict: true,
+    // Validators are built, but the pipeline decides when to run them (after authentication).
+    validate: () => false,
+    coerceTypes: true,
+    ajvOpts: { allErrors: true, strict: false },
+    customizeAjv: (ajv) => {
+      addFormats.default(ajv);
+      return ajv;
+    },
+  });
+  // Authentication is the pipeline's first step, for REST and MCP alike; openapi-backend only routes.
+  api.registerSecurityHandler('bearerAuth', () => true);
+  await api.init();
+  const policy = await loadPolicy();
+  const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.orm.em.fork(), token);
+  const pipeline = createPipeline({
+    service,
+    catalogue,
+    api,
+    policy,
+    handlers,
+    verifiers: [accountTokens, ...(options.extraVerifiers ?? [])],
+    challenge: options.challenge,
+    acceptsAtDoor: options.acceptsAtDoor ?? (() => true),
+  });
+  return {
+    pipeline,
+    restRouter: createRestRouter(service, api, pipeline, { onAuthFailure: options.onAuthFailure }),
+  };
+}

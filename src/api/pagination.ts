@@ -1,0 +1,36 @@
+import { problems } from './problem.ts';
+
+// Keyset pagination on the time-ordered UUID primary key: stable under inserts and deletes, and a page
+// costs one index range scan however deep the client has paged.
+
+export interface PageRequest {
+  limit: number;
+  afterId: string | undefined;
+}
+
+export function pageRequest(query: { cursor?: string; limit?: number }): PageRequest {
+  const limit = query.limit ?? 20;
+  if (!query.cursor) return { limit, afterId: undefined };
+  const afterId = Buffer.from(query.cursor, 'base64url').toString('utf8');
+  if (!/^[0-9a-f-]{36}$/.test(afterId))
+    throw problems.badRequest('The cursor is not valid.', '/query/cursor');
+  return { limit, afterId };
+}
+
+/** `rows` must have been fetched with limit + 1, ordered by id ascending. */
+export function page<T extends { id: string }, U>(rows: T[], request: PageRequest, serialize: (row: T) => U) {
+  const items = rows.slice(0, request.limit);
+  const more = rows.length > request.limit;
+  return {
+    items: items.map(serialize),
+    nextCursor: more ? Buffer.from(items.at(-1)!.id).toString('base64url') : null,
+  };
+}
+
+/** The MikroORM `where`/`options` pieces for a page. */
+export function pageQuery(request: PageRequest) {
+  return {
+    where: request.afterId ? { id: { $gt: request.afterId } } : {},
+    options: { orderBy: { id: 'asc' as const }, limit: request.limit + 1 },
+  };
+}

@@ -1,0 +1,232 @@
+import { CheckConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { OpenAPIBackend } from 'openapi-backend';
+import type { ServiceContext } from '../app.ts';
+import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
+import type { Policy, Role } from '../authz/policy.ts';
+import { resolveRoles } from '../authz/roles.ts';
+import { Account, AuditEvent, type IAccount } from '../db/entities/index.ts';
+import type { Catalogue, OperationSpec } from './catalogue.ts';
+import { describeConstraint } from './constraint-messages.ts';
+import { Problem, problems } from './problem.ts';
+
+// The one path every operation takes, from REST or MCP alike:
+//   authenticate -> scope ceiling -> validate -> resolve target and roles -> policy -> handler.
+
+export interface OperationRequest {
+  operationId: string;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  /** Lower-case header names; only the ones operations read (if-match). */
+  headers: Record<string, string | undefined>;
+  bearer: string | undefined;
+  door: Door;
+  meta: { ip?: string; userAgent?: string; requestId?: string };
+}
+
+export interface OperationResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** What a handler receives: validated input, the caller, and the target account it was authorized for. */
+export interface OperationContext {
+  service: ServiceContext;
+  em: EntityManager;
+  caller: Caller;
+  /** The account named by the operation's x-account-param, with the caller's roles on it. */
+  target: { account: IAccount; roles: Set<Role> } | undefined;
+  params: Record<string, string>;
+  query: Record<string, any>;
+  body: any;
+  ifMatch: string | undefined;
+  spec: OperationSpec;
+  policy: Policy;
+  /** Records an audit event in the operation's transaction. */
+  audit(
+    action: string,
+    resourceType: string,
+    resourceId: string | null,
+    details?: Record<string, unknown>,
+  ): void;
+}
+
+export type OperationHandler = (op: OperationContext) => Promise<OperationResponse>;
+
+export interface Pipeline {
+  execute(request: OperationRequest): Promise<OperationResponse>;
+  catalogue: Catalogue;
+}
+
+export interface PipelineDeps {
+  service: ServiceContext;
+  catalogue: Catalogue;
+  api: OpenAPIBackend;
+  policy: Policy;
+  handlers: Record<string, OperationHandler>;
+  verifiers: BearerVerifier[];
+  /** `WWW-Authenticate` value for a 401 or 403 at this door, naming the scope needed. */
+  challenge(door: Door, scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
+  /** Whether a caller's credential may be used at this door (OAuth audience binding). */
+  acceptsAtDoor(caller: Caller, door: Door): boolean;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { service, catalogue, policy, handlers } = deps;
+  for (const id of catalogue.operations.keys()) {
+    if (!handlers[id]) throw new Error(`openapi.yaml operation ${id} has no handler in src/api/resources`);
+  }
+  for (const id of Object.keys(handlers)) {
+    if (!catalogue.operations.has(id)) throw new Error(`handler ${id} has no operation in openapi.yaml`);
+  }
+
+  async function authenticate(em: EntityManager, bearer: string | undefined): Promise<Caller | null> {
+    if (!bearer) return null;
+    for (const verify of deps.verifiers) {
+      const caller = await verify(bearer);
+      if (caller) return caller;
+    }
+    return null;
+  }
+
+  async function run(request: OperationRequest): Promise<OperationResponse> {
+    const spec = catalogue.operations.get(request.operationId);
+    if (!spec) throw problems.notFound(`Unknown operation ${request.operationId}`);
+    const em = service.orm.em.fork();
+
+    const caller = await authenticate(em, request.bearer);
+    if (!caller || !deps.acceptsAtDoor(caller, request.door)) {
+      const detail = !request.bearer
+        ? 'Send a bearer token in the Authorization header.'
+        : 'The bearer token is invalid, expired, revoked or not meant for this resource.';
+      throw problems.unauthorized(
+        detail,
+        deps.challenge(request.door, spec.scope, request.bearer ? 'invalid_token' : undefined),
+      );
+    }
+    if (!caller.scopes.has(spec.scope)) {
+      throw problems.insufficientScope(
+        `This operation needs the ${spec.scope} scope, which the token does not hold.`,
+        deps.challenge(request.door, spec.scope, 'insufficient_scope'),
+      );
+    }
+
+    validate(spec, request);
+
+    const [object, action] = spec.scope.split(':') as [string, string];
+    let target: OperationContext['target'];
+    if (spec.accountParam) {
+      const handle = request.params[spec.accountParam]!;
+      const account = await em.findOne(Account, { handle }, { populate: ['user'] });
+      if (!account) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
+      const roles = await resolveRoles(em, caller, account);
+      if (!policy.allows(roles, object, action)) {
+        // Existence does not leak: only a caller who can see the account learns that it exists.
+        if (roles.size === 0 || action === 'read')
+          throw problems.notFound(`No account "${handle}", or you cannot see it.`);
+        throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
+      }
+      target = { account, roles };
+    } else {
+      const roles = new Set<Role>(caller.restrictedToAccountId ? [] : ['self']);
+      if (!policy.allows(roles, object, action)) {
+        throw problems.forbidden(
+          `This token is limited to one organization account; ${spec.scope} needs a personal token.`,
+        );
+      }
+    }
+
+    const handler = handlers[spec.operationId]!;
+    const write = spec.method !== 'get';
+    const invoke = (tx: EntityManager) =>
+      handler({
+        service,
+        em: tx,
+        caller,
+        target,
+        params: request.params,
+        query: request.query,
+        body: request.body,
+        ifMatch: request.headers['if-match'],
+        spec,
+        policy,
+        audit(auditAction, resourceType, resourceId, details = {}) {
+          tx.create(AuditEvent, {
+            actorUser: caller.userId,
+            actorTokenId: caller.credential.kind === 'account_token' ? caller.credential.tokenId : null,
+            actorClientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : null,
+            account: target?.account ?? null,
+            action: auditAction,
+            resourceType,
+            resourceId,
+            ip: request.meta.ip ?? null,
+            userAgent: request.meta.userAgent?.slice(0, 500) ?? null,
+            details: { ...details, door: request.door, requestId: request.meta.requestId },
+          });
+        },
+      });
+    return write ? em.transactional(invoke) : invoke(em);
+  }
+
+  function validate(spec: OperationSpec, request: OperationRequest) {
+    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+      encodeURIComponent(request.params[name] ?? ''),
+    );
+    const result = deps.api.validateRequest(
+      {
+        method: spec.method,
+        path,
+        query: request.query as Record<string, string>,
+        headers: { 'content-type': 'application/json', ...request.headers } as Record<string, string>,
+        body: request.body,
+      },
+      spec.operationId,
+    );
+    if (!result.valid) {
+      throw problems.validation(
+        (result.errors ?? []).map((e) => ({
+          pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
+          message: e.message ?? 'is invalid',
+        })),
+      );
+    }
+  }
+
+  return {
+    catalogue,
+    async execute(request) {
+      try {
+        return await run(request);
+      } catch (error) {
+        return toProblemResponse(error, service);
+      }
+    },
+  };
+}
+
+// openapi-backend reports `/requestBody/name` or `/query/limit`; clients see pointers into what they sent.
+function toPointer(instancePath: string, params: Record<string, unknown>): string {
+  let pointer = instancePath.replace(/^\/requestBody/, '/body').replace(/^\/path\b/, '/params') || '/body';
+  if (typeof params.missingProperty === 'string')
+    pointer = `${pointer.replace(/\/$/, '')}/${params.missingProperty}`;
+  if (typeof params.additionalProperty === 'string')
+    pointer = `${pointer.replace(/\/$/, '')}/${params.additionalProperty}`;
+  return pointer;
+}
+
+export function toProblemResponse(error: unknown, service: ServiceContext): OperationResponse {
+  let problem: Problem;
+  if (error instanceof Problem) problem = error;
+  else if (error instanceof UniqueConstraintViolationException)
+    problem = problems.conflict(describeConstraint(error));
+  else if (error instanceof CheckConstraintViolationException) {
+    const detail = describeConstraint(error);
+    problem = detail.includes('admin') ? problems.conflict(detail) : problems.badRequest(detail);
+  } else {
+    service.logger.error({ err: error }, 'operation failed');
+    problem = problems.internal();
+  }
+  return { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+}

@@ -1,0 +1,87 @@
+// RFC 9457 problem details: the one error body of the REST API, and the content of MCP tool errors.
+
+export interface ValidationIssue {
+  /** JSON pointer into the request: /body/name, /query/limit, /params/account. */
+  pointer: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: ValidationIssue[];
+}
+
+const TYPE_BASE = 'https://docs.l10n.dev/problems/';
+
+export class Problem extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly errors: ValidationIssue[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    slug: string,
+    title: string,
+    detail?: string,
+    extra: { errors?: ValidationIssue[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? title);
+    this.name = 'Problem';
+    this.status = status;
+    this.type = `${TYPE_BASE}${slug}`;
+    this.title = title;
+    this.detail = detail;
+    this.errors = extra.errors;
+    this.headers = extra.headers ?? {};
+  }
+
+  toJSON(): ProblemBody {
+    return {
+      type: this.type,
+      title: this.title,
+      status: this.status,
+      ...(this.detail ? { detail: this.detail } : {}),
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export const problems = {
+  validation: (errors: ValidationIssue[], detail = 'The request is not valid; see errors.') =>
+    new Problem(400, 'validation-failed', 'Invalid request', detail, { errors }),
+  badRequest: (detail: string, pointer?: string) =>
+    new Problem(400, 'validation-failed', 'Invalid request', detail, {
+      errors: pointer ? [{ pointer, message: detail }] : undefined,
+    }),
+  unauthorized: (detail: string, challenge: string) =>
+    new Problem(401, 'unauthorized', 'Authentication required', detail, {
+      headers: { 'WWW-Authenticate': challenge },
+    }),
+  insufficientScope: (detail: string, challenge: string) =>
+    new Problem(403, 'insufficient-scope', 'Insufficient scope', detail, {
+      headers: { 'WWW-Authenticate': challenge },
+    }),
+  forbidden: (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail),
+  notFound: (detail = 'No such resource, or you cannot see it.') =>
+    new Problem(404, 'not-found', 'Not found', detail),
+  methodNotAllowed: (allowed: string[]) =>
+    new Problem(405, 'method-not-allowed', 'Method not allowed', `Allowed: ${allowed.join(', ')}`, {
+      headers: { Allow: allowed.join(', ') },
+    }),
+  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  preconditionFailed: (detail: string) =>
+    new Problem(412, 'precondition-failed', 'Precondition failed', detail),
+  preconditionRequired: (detail: string) =>
+    new Problem(428, 'precondition-required', 'Precondition required', detail),
+  tooManyRequests: (detail: string, retryAfterSeconds: number) =>
+    new Problem(429, 'rate-limited', 'Too many requests', detail, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
+  internal: () => new Problem(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
+};

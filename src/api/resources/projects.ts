@@ -1,0 +1,99 @@
+import { type IProject, Project } from '../../db/entities/index.ts';
+import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
+import { page, pageQuery, pageRequest } from '../pagination.ts';
+import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+
+export function serializeProject(project: IProject, accountHandle: string) {
+  return {
+    id: project.id,
+    account: accountHandle,
+    handle: project.handle,
+    name: project.name,
+    description: project.description,
+    sourceLocale: project.sourceLocale,
+    targetLocales: project.targetLocales,
+    createdAt: project.createdAt.toISOString(),
+    updatedAt: project.updatedAt.toISOString(),
+  };
+}
+
+async function findProject(op: OperationContext): Promise<IProject> {
+  const project = await op.em.findOne(Project, {
+    account: op.target!.account.id,
+    handle: op.params.project!,
+  });
+  if (!project)
+    throw problems.notFound(`No project "${op.params.project}" in "${op.target!.account.handle}".`);
+  return project;
+}
+
+function checkLocales(source: string, targets: string[]) {
+  if (targets.includes(source)) {
+    throw problems.badRequest('The source locale cannot also be a target locale.', '/body/targetLocales');
+  }
+}
+
+export const projectHandlers: Record<string, OperationHandler> = {
+  async listProjects(op) {
+    const account = op.target!.account;
+    const request = pageRequest(op.query);
+    const { where, options } = pageQuery(request);
+    const rows = await op.em.find(Project, { account: account.id, ...where }, options);
+    return { status: 200, body: page(rows, request, (p) => serializeProject(p, account.handle)) };
+  },
+
+  async createProject(op) {
+    const account = op.target!.account;
+    const sourceLocale = canonicalLocale(op.body.sourceLocale, '/body/sourceLocale');
+    const targetLocales = canonicalLocales(op.body.targetLocales ?? [], '/body/targetLocales');
+    checkLocales(sourceLocale, targetLocales);
+    if (await op.em.count(Project, { account: account.id, handle: op.body.handle })) {
+      throw problems.conflict(`"${account.handle}" already has a project "${op.body.handle}".`);
+    }
+    const project = op.em.create(Project, {
+      account,
+      handle: op.body.handle,
+      name: op.body.name,
+      description: op.body.description ?? '',
+      sourceLocale,
+      targetLocales,
+    });
+    op.audit('project.create', 'project', project.id, { handle: project.handle });
+    await op.em.flush();
+    return { status: 201, body: serializeProject(project, account.handle) };
+  },
+
+  async getProject(op) {
+    return { status: 200, body: serializeProject(await findProject(op), op.target!.account.handle) };
+  },
+
+  async updateProject(op) {
+    const project = await findProject(op);
+    const next = {
+      name: op.body.name ?? project.name,
+      description: op.body.description ?? project.description,
+      sourceLocale:
+        op.body.sourceLocale !== undefined
+          ? canonicalLocale(op.body.sourceLocale, '/body/sourceLocale')
+          : project.sourceLocale,
+      targetLocales:
+        op.body.targetLocales !== undefined
+          ? canonicalLocales(op.body.targetLocales, '/body/targetLocales')
+          : project.targetLocales,
+    };
+    checkLocales(next.sourceLocale, next.targetLocales);
+    op.em.assign(project, next);
+    op.audit('project.update', 'project', project.id, { fields: Object.keys(op.body) });
+    await op.em.flush();
+    return { status: 200, body: serializeProject(project, op.target!.account.handle) };
+  },
+
+  async deleteProject(op) {
+    const project = await findProject(op);
+    op.audit('project.delete', 'project', project.id, { handle: project.handle });
+    op.em.remove(project);
+    await op.em.flush();
+    return { status: 204 };
+  },
+};

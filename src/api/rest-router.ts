@@ -1,0 +1,113 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { OpenAPIBackend } from 'openapi-backend';
+import type { ServiceContext } from '../app.ts';
+import type { OperationResponse, Pipeline } from './pipeline.ts';
+import { type Problem, problems } from './problem.ts';
+
+/**
+ * The REST door: openapi-backend routes the request to an operationId (404 / 405 from the same document),
+ * the pipeline does the rest. Request validation happens inside the pipeline, after authentication, so
+ * that REST and MCP validate identically and an anonymous caller learns nothing from a 400.
+ */
+export function createRestRouter(
+  service: ServiceContext,
+  api: OpenAPIBackend,
+  pipeline: Pipeline,
+  hooks: { onAuthFailure?: (req: Request, res: Response) => void } = {},
+): Router {
+  const router = express.Router();
+  router.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+
+  const send = (res: Response, operationId: string | undefined, result: OperationResponse) => {
+    if (operationId && service.config.validateResponses && result.status < 400 && result.body !== undefined) {
+      const check = api.validateResponse(result.body, operationId, result.status);
+      if (check.errors?.length) {
+        service.logger.error({ operationId, errors: check.errors }, 'response does not match openapi.yaml');
+        result = {
+          status: 500,
+          body: {
+            type: 'https://docs.l10n.dev/problems/response-contract',
+            title: 'Response does not match openapi.yaml',
+            status: 500,
+            detail: JSON.stringify(check.errors),
+          },
+        };
+      }
+    }
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    if (result.body === undefined) {
+      res.status(result.status).end();
+      return;
+    }
+    res.status(result.status);
+    res.type(result.status >= 400 ? 'application/problem+json' : 'application/json');
+    res.send(JSON.stringify(result.body));
+  };
+
+  const sendProblem = (res: Response, problem: Problem) =>
+    send(res, undefined, { status: problem.status, body: problem.toJSON(), headers: problem.headers });
+
+  const operationHandler = async (c: any, req: Request, res: Response) => {
+    const authorization = req.headers.authorization;
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    const result = await pipeline.execute({
+      operationId: c.operation.operationId,
+      params: c.request.params ?? {},
+      query: c.request.query ?? {},
+      body: req.body,
+      headers: { 'if-match': req.headers['if-match'] },
+      bearer,
+      door: 'rest',
+      meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
+    });
+    if (result.status === 401) hooks.onAuthFailure?.(req, res);
+    send(res, c.operation.operationId, result);
+  };
+
+  api.register({
+    notFound: (_c: any, _req: Request, res: Response) =>
+      sendProblem(res, problems.notFound('No such endpoint.')),
+    methodNotAllowed: (c: any, req: Request, res: Response) => {
+      const allowed = allowedMethods(api, req.baseUrl + req.path);
+      sendProblem(res, problems.methodNotAllowed(allowed));
+    },
+  });
+  for (const operationId of pipeline.catalogue.operations.keys()) api.register(operationId, operationHandler);
+
+  router.use((req, res, next) => {
+    api
+      .handleRequest(
+        {
+          method: req.method,
+          path: req.baseUrl + req.path,
+          query: req.query as any,
+          headers: req.headers as any,
+          body: req.body,
+        },
+        req,
+        res,
+      )
+      .catch(next);
+  });
+
+  // Malformed JSON and oversized bodies: problem+json like every other error here.
+  router.use((error: any, _req: Request, res: Response, next: (e?: unknown) => void) => {
+    if (error?.type === 'entity.parse.failed')
+      return sendProblem(res, problems.badRequest('The body is not valid JSON.', '/body'));
+    if (error?.type === 'entity.too.large') {
+      return sendProblem(res, problems.badRequest('The body is larger than 1 MB.', '/body'));
+    }
+    next(error);
+  });
+  return router;
+}
+
+function allowedMethods(api: OpenAPIBackend, path: string): string[] {
+  return ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => {
+    try {
+      return Boolean(api.router.matchOperation({ method, path, headers: {} } as any, true));
+    } catch {
+      return false;
+    }
+  });
+}

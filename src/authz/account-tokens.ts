@@ -1,0 +1,91 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountToken } from '../db/entities/index.ts';
+import type { Caller } from './caller.ts';
+import { isScope, type Scope } from './scopes.ts';
+
+// Format: l10n_<32 base62 random chars: ~190 bits><6 base62 chars: CRC-32 of the random part>.
+// The fixed prefix and the checksum let secret scanners recognise a leaked token offline, without
+// asking us, and reject random strings that merely look like one.
+export const TOKEN_PREFIX = 'l10n_';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+export const TOKEN_PATTERN = /^l10n_[0-9A-Za-z]{38}$/;
+/** Visible to the owner (lists, audit) to tell tokens apart; 7 random characters are not enough to guess it. */
+const VISIBLE_PREFIX_LENGTH = TOKEN_PREFIX.length + 7;
+/** Last-used time is written at most this often per token, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+function base62(bytes: Buffer, length: number): string {
+  let out = '';
+  for (const byte of bytes) {
+    // 248 = 4 * 62: rejecting larger bytes keeps every character equally likely.
+    if (byte < 248) out += BASE62[byte % 62];
+    if (out.length === length) return out;
+  }
+  return out + base62(randomBytes(length), length - out.length);
+}
+
+function encodeChecksum(value: number): string {
+  let out = '';
+  let n = value >>> 0;
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text)) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+/** A new token; the caller stores only `hash` and `visiblePrefix`, and shows `token` once. */
+export function generateAccountToken(): { token: string; hash: Buffer; visiblePrefix: string } {
+  const secret = base62(randomBytes(48), SECRET_LENGTH);
+  const token = `${TOKEN_PREFIX}${secret}${encodeChecksum(crc32(secret))}`;
+  return { token, hash: hashToken(token), visiblePrefix: token.slice(0, VISIBLE_PREFIX_LENGTH) };
+}
+
+/** Offline check: right shape and a checksum that matches. Says nothing about validity on the server. */
+export function looksLikeAccountToken(token: string): boolean {
+  if (!TOKEN_PATTERN.test(token)) return false;
+  const secret = token.slice(TOKEN_PREFIX.length, TOKEN_PREFIX.length + SECRET_LENGTH);
+  return token.slice(-CHECKSUM_LENGTH) === encodeChecksum(crc32(secret));
+}
+
+/**
+ * Verifies an account token: found by its hash (the hash is the unique key, so the lookup is an index
+ * probe and no secret is compared in SQL), compared again in constant time, not revoked, not expired.
+ */
+export async function verifyAccountToken(
+  em: EntityManager,
+  token: string,
+  now = new Date(),
+): Promise<Caller | null> {
+  if (!looksLikeAccountToken(token)) return null;
+  const hash = hashToken(token);
+  const row = await em.findOne(AccountToken, { tokenHash: hash }, { populate: ['account'] });
+  if (!row || !timingSafeEqual(row.tokenHash, hash)) return null;
+  if (row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await em.nativeUpdate(AccountToken, { id: row.id }, { lastUsedAt: now });
+  }
+  const scopes = new Set(row.scopes.filter(isScope) as Scope[]);
+  return {
+    userId: row.createdBy.id,
+    scopes,
+    restrictedToAccountId: row.account.kind === 'organization' ? row.account.id : undefined,
+    credential: { kind: 'account_token', tokenId: row.id, accountId: row.account.id },
+  };
+}

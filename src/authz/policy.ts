@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Enforcer, newEnforcer, newModelFromString, StringAdapter } from 'casbin';
+import { isScope } from './scopes.ts';
+
+export const ROLES = ['self', 'organization_admin', 'organization_member', 'public_account'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface PolicyRule {
+  role: Role;
+  object: string;
+  action: string;
+  effect: 'allow' | 'deny';
+  line: number;
+}
+
+export class PolicyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyError';
+  }
+}
+
+export const DEFAULT_POLICY_DIR = join(import.meta.dirname, '..', '..', 'policies');
+
+/**
+ * Parses policy.csv strictly before Casbin sees it: Casbin would accept a typo'd role or scope as a rule
+ * that simply never matches, which is how a policy edit silently locks people out (or in).
+ */
+export function parsePolicy(text: string, file = 'policy.csv'): PolicyRule[] {
+  const rules: PolicyRule[] = [];
+  const seen = new Map<string, number>();
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1;
+    const content = raw.trim();
+    if (content === '' || content.startsWith('#')) return;
+    const fail = (why: string) => {
+      throw new PolicyError(`${file}:${line}: ${why} (in "${content}")`);
+    };
+    const cells = content.split(',').map((c) => c.trim());
+    if (cells[0] !== 'p') fail('a line must start with "p"');
+    if (cells.length !== 5) fail('expected "p, role, object, action, allow|deny"');
+    const [, role, object, action, effect] = cells as [string, string, string, string, string];
+    if (!(ROLES as readonly string[]).includes(role))
+      fail(`unknown role "${role}"; roles: ${ROLES.join(', ')}`);
+    if (!isScope(`${object}:${action}`)) fail(`"${object}:${action}" is not a known scope`);
+    if (effect !== 'allow' && effect !== 'deny') fail(`effect must be allow or deny, not "${effect}"`);
+    const key = `${role},${object},${action},${effect}`;
+    if (seen.has(key)) fail(`duplicate of line ${seen.get(key)}`);
+    seen.set(key, line);
+    rules.push({ role: role as Role, object, action, effect: effect as 'allow' | 'deny', line });
+  });
+  return rules;
+}
+
+export interface Policy {
+  rules: PolicyRule[];
+  /** Whether any of `roles` may do object:action. */
+  allows(roles: Iterable<Role>, object: string, action: string): boolean;
+}
+
+/**
+ * Loads and validates model.conf and policy.csv, then answers from a precomputed table: Casbin decides
+ * every (role, object, action) once at start, so a request costs a Set lookup however long the policy is.
+ */
+export async function loadPolicy(dir = DEFAULT_POLICY_DIR): Promise<Policy> {
+  const modelFile = join(dir, 'model.conf');
+  const policyFile = join(dir, 'policy.csv');
+  const rules = parsePolicy(readFileSync(policyFile, 'utf8'), policyFile);
+  let enforcer: Enforcer;
+  try {
+    const model = newModelFromString(readFileSync(modelFile, 'utf8'));
+    const csv = rules.map((r) => `p, ${r.role}, ${r.object}, ${r.action}, ${r.effect}`).join('\n');
+    enforcer = await newEnforcer(model, new StringAdapter(csv));
+  } catch (error) {
+    throw new PolicyError(`${modelFile}: ${(error as Error).message}`);
+  }
+  const allowed = new Set<string>();
+  const objectsActions = new Set(rules.map((r) => `${r.object}:${r.action}`));
+  for (const role of ROLES) {
+    for (const oa of objectsActions) {
+      const [object, action] = oa.split(':') as [string, string];
+      if (await enforcer.enforce(role, object, action)) allowed.add(`${role}|${object}|${action}`);
+    }
+  }
+  return {
+    rules,
+    allows(roles, object, action) {
+      for (const role of roles) if (allowed.has(`${role}|${object}|${action}`)) return true;
+      return false;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { IAccount } from '../db/entities/index.ts';
+import type { Caller } from './caller.ts';
+import type { Role } from './policy.ts';
+
+/**
+ * The caller's roles on one account, from the database, at request time (one indexed query at most).
+ * A credential restricted to another account holds no role here but what the public holds.
+ */
+export async function resolveRoles(em: EntityManager, caller: Caller, account: IAccount): Promise<Set<Role>> {
+  const roles = new Set<Role>();
+  if (account.visibility === 'public') roles.add('public_account');
+  if (caller.restrictedToAccountId && caller.restrictedToAccountId !== account.id) return roles;
+  if (account.kind === 'user') {
+    if (account.user?.id === caller.userId) roles.add('self');
+    return roles;
+  }
+  const rows = await em.getConnection().execute<{ role: 'admin' | 'member' }[]>(
+    `select m.role from memberships m join organizations o on o.id = m.organization_id
+      where o.account_id = ? and m.user_id = ?`,
+    [account.id, caller.userId],
+  );
+  const role = rows[0]?.role;
+  if (role === 'admin') roles.add('organization_admin');
+  if (role === 'member') roles.add('organization_member');
+  return roles;
+}

@@ -1,0 +1,66 @@
+import { problems } from '../api/problem.ts';
+
+// Rules that the database enforces too (see the initial migration); checked here first so the user
+// gets a precise message with a pointer instead of a constraint name.
+
+export const RESERVED_HANDLES = new Set([
+  'api',
+  'oauth',
+  'mcp',
+  'admin',
+  'settings',
+  'new',
+  'login',
+  'logout',
+  'signin',
+  'signup',
+  'account',
+  'accounts',
+  'organizations',
+  'orgs',
+  'well-known',
+  'static',
+  'assets',
+  'help',
+  'docs',
+  'www',
+  'root',
+  'system',
+  'healthz',
+  'readyz',
+  'metrics',
+  'me',
+  'user',
+  'users',
+  'apps',
+  'tokens',
+]);
+export const HANDLE_PATTERN = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
+
+/** Throws a 400 problem when `handle` cannot name an account. */
+export function assertAccountHandle(handle: string, pointer: string): void {
+  if (!HANDLE_PATTERN.test(handle)) {
+    throw problems.badRequest(
+      'A handle has 2 to 39 lowercase letters, digits or hyphens, starts with a letter and does not end with a hyphen.',
+      pointer,
+    );
+  }
+  if (RESERVED_HANDLES.has(handle)) throw problems.badRequest(`The handle "${handle}" is reserved.`, pointer);
+}
+
+/** The canonical form of a BCP 47 tag (`en-us` -> `en-US`), or a 400 problem naming the bad one. */
+export function canonicalLocale(tag: string, pointer: string): string {
+  try {
+    const [canonical] = Intl.getCanonicalLocales(tag);
+    if (canonical) return canonical;
+  } catch {
+    // fall through to the problem below
+  }
+  throw problems.badRequest(`"${tag}" is not a valid BCP 47 language tag.`, pointer);
+}
+
+export function canonicalLocales(tags: string[], pointer: string): string[] {
+  const out = tags.map((tag, i) => canonicalLocale(tag, `${pointer}/${i}`));
+  if (new Set(out).size !== out.length) throw problems.badRequest('A locale is listed twice.', pointer);
+  return out;
+}

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+let ada: TestUser;
+let bob: TestUser;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ada = await createTestUser(service, 'ada');
+  bob = await createTestUser(service, 'bob');
+});
+afterAll(() => service?.close());
+
+describe('projects through the generated SDK', () => {
+  it('creates, reads, lists, updates and deletes a project in the personal account', async () => {
+    const created = await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'website', name: 'Website', sourceLocale: 'en-us', targetLocales: ['de', 'fr-ca'] },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toMatchObject({
+      account: 'ada',
+      handle: 'website',
+      sourceLocale: 'en-US',
+      targetLocales: ['de', 'fr-CA'],
+    });
+
+    const got = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'website' } });
+    expect(got.data?.name).toBe('Website');
+
+    const updated = await sdk.updateProject({
+      client: ada.client,
+      path: { account: 'ada', project: 'website' },
+      body: { targetLocales: ['de', 'ja'] },
+    });
+    expect(updated.data?.targetLocales).toEqual(['de', 'ja']);
+
+    const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
+    expect(list.data?.items.map((p) => p.handle)).toEqual(['website']);
+
+    const deleted = await sdk.deleteProject({
+      client: ada.client,
+      path: { account: 'ada', project: 'website' },
+    });
+    expect(deleted.response.status).toBe(204);
+    const gone = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'website' } });
+    expect(gone.response.status).toBe(404);
+  });
+
+  it('paginates with a stable cursor', async () => {
+    for (const handle of ['p1', 'p2', 'p3', 'p4', 'p5']) {
+      const r = await sdk.createProject({
+        client: bob.client,
+        path: { account: 'bob' },
+        body: { handle, name: handle, sourceLocale: 'en' },
+      });
+      expect(r.response.status).toBe(201);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const pageResult = await sdk.listProjects({
+        client: bob.client,
+        path: { account: 'bob' },
+        query: { limit: 2, cursor },
+      });
+      expect(pageResult.data!.items.length).toBeLessThanOrEqual(2);
+      seen.push(...pageResult.data!.items.map((p) => p.handle));
+      cursor = pageResult.data!.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+  });
+
+  it("hides another user's private account behind 404, for reads and writes", async () => {
+    const read = await sdk.listProjects({ client: bob.client, path: { account: 'ada' } });
+    expect(read.response.status).toBe(404);
+    expect(read.response.headers.get('content-type')).toContain('application/problem+json');
+    const write = await sdk.createProject({
+      client: bob.client,
+      path: { account: 'ada' },
+      body: { handle: 'x1', name: 'x', sourceLocale: 'en' },
+    });
+    expect(write.response.status).toBe(404);
+  });
+
+  it('answers 401 with a Bearer challenge without a token, and 403 insufficient_scope without the scope', async () => {
+    const anonymous = await sdk.listProjects({ client: sdkClient(service), path: { account: 'ada' } });
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.response.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata="/);
+
+    const reader = await createTestUser(service, 'reader', ['project:read']);
+    const denied = await sdk.createProject({
+      client: reader.client,
+      path: { account: 'reader' },
+      body: { handle: 'x1', name: 'x', sourceLocale: 'en' },
+    });
+    expect(denied.response.status).toBe(403);
+    expect(denied.response.headers.get('www-authenticate')).toContain(
+      'error="insufficient_scope", scope="project:write"',
+    );
+  });
+
+  it('rejects invalid input with 400 problem+json and pointers, and stores nothing', async () => {
+    const bad = await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'Bad Handle', name: '', sourceLocale: 'en' } as never,
+    });
+    expect(bad.response.status).toBe(400);
+    const pointers = (bad.error as { errors: { pointer: string }[] }).errors.map((e) => e.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/body/handle', '/body/name']));
+
+    const badLocale = await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'loc', name: 'L', sourceLocale: 'en-x-' },
+    });
+    expect(badLocale.response.status).toBe(400);
+    const sameAsSource = await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'loc', name: 'L', sourceLocale: 'en', targetLocales: ['en'] },
+    });
+    expect(sameAsSource.response.status).toBe(400);
+
+    const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
+    expect(list.data?.items).toEqual([]);
+  });
+
+  it('answers a duplicate handle with 409', async () => {
+    const body = { handle: 'dup', name: 'Dup', sourceLocale: 'en' };
+    expect(
+      (await sdk.createProject({ client: ada.client, path: { account: 'ada' }, body })).response.status,
+    ).toBe(201);
+    const again = await sdk.createProject({ client: ada.client, path: { account: 'ada' }, body });
+    expect(again.response.status).toBe(409);
+  });
+
+  it('routes unknown paths to 404 and wrong methods to 405 with Allow', async () => {
+    const unknown = await fetch(`${service.url}/api/v1/nope`, {
+      headers: { authorization: `Bearer ${ada.token}` },
+    });
+    expect(unknown.status).toBe(404);
+    const wrong = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ada.token}` },
+    });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, POST');
+  });
+});

@@ -1,0 +1,48 @@
+import { type Client, createClient } from '../../generated/sdk/client/index.ts';
+import { ALL_SCOPES, type Scope } from '../../src/authz/scopes.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { issueAccountToken } from '../../src/domain/tokens.ts';
+import { createUserWithAccount } from '../../src/domain/users.ts';
+import type { TestService } from './service.ts';
+
+export interface TestUser {
+  userId: string;
+  handle: string;
+  token: string;
+  /** A generated-SDK client that sends this user's token to the service under test. */
+  client: Client;
+}
+
+/**
+ * Signs a user up the way the service does (user + personal account) and gives them a personal account
+ * token: the bootstrap credential a real user would create on the web page.
+ */
+export async function createTestUser(
+  service: TestService,
+  handle: string,
+  scopes: readonly Scope[] = ALL_SCOPES,
+): Promise<TestUser> {
+  const orm = await openDatabase(service.database.url);
+  try {
+    const em = orm.em.fork();
+    const { user, account } = createUserWithAccount(em, {
+      handle,
+      displayName: handle,
+      email: `${handle}@example.com`,
+    });
+    const { secret } = issueAccountToken(em, {
+      account,
+      createdById: user.id,
+      name: 'test',
+      scopes: [...scopes],
+    });
+    await em.flush();
+    return { userId: user.id, handle, token: secret, client: sdkClient(service, secret) };
+  } finally {
+    await orm.close();
+  }
+}
+
+export function sdkClient(service: { url: string }, token?: string): Client {
+  return createClient({ baseUrl: service.url, ...(token ? { auth: token } : {}) });
+}
