@@ -1,0 +1,145 @@
+// oidc-provider's storage contract (clients, sessions, interactions, codes, grants, tokens) on one
+// PostgreSQL table, `oidc_models`, so every instance sees the same state and a restart loses nothing.
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+import type { Orm } from '../db/orm.ts';
+import type { FieldCipher } from '../lib/field-encryption.ts';
+
+export interface AdapterOptions {
+  orm: Orm;
+  cipher: FieldCipher;
+  /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
+  refreshGraceSeconds: number;
+}
+
+interface Row {
+  payload: AdapterPayload & { client_secret_encrypted?: string };
+  consumed_at: Date | null;
+  expires_at: Date | null;
+}
+
+const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
+
+export function createAdapterFactory(options: AdapterOptions): (model: string) => Adapter {
+  return (model) => new PgAdapter(model, options);
+}
+
+class PgAdapter implements Adapter {
+  readonly #model: string;
+  readonly #options: AdapterOptions;
+
+  constructor(model: string, options: AdapterOptions) {
+    this.#model = model;
+    this.#options = options;
+  }
+
+  get #db() {
+    return this.#options.orm.em.getConnection();
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const stored = this.#seal(id, payload);
+    await this.#db.execute(
+      `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
+       values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
+       on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
+      [
+        this.#model,
+        id,
+        JSON.stringify(stored),
+        payload.grantId ?? null,
+        payload.userCode ?? null,
+        payload.uid ?? null,
+        expiresIn ?? 0,
+        expiresIn ?? 0,
+      ],
+      'run',
+    );
+  }
+
+  find(id: string) {
+    return this.#findBy('id', id);
+  }
+
+  findByUid(uid: string) {
+    return this.#findBy('uid', uid);
+  }
+
+  findByUserCode(userCode: string) {
+    return this.#findBy('user_code', userCode);
+  }
+
+  async consume(id: string): Promise<void> {
+    // The first consumption time is kept (never moved forward), so the refresh grace window cannot be
+    // stretched by using the old token again and again.
+    const result = await this.#db.execute<{ affectedRows: number }>(
+      'update oidc_models set consumed_at = now() where model = ? and id = ? and consumed_at is null',
+      [this.#model, id],
+      'run',
+    );
+    if (this.#model === 'AuthorizationCode' && result.affectedRows === 0) {
+      // Two exchanges of one code raced past oidc-provider's own "already consumed" check: only one may
+      // win. The loser revokes what the code produced, as a replay must.
+      const rows = await this.#db.execute<{ grant_id: string | null }[]>(
+        'select grant_id from oidc_models where model = ? and id = ?',
+        [this.#model, id],
+      );
+      const grantId = rows[0]?.grant_id;
+      if (grantId) await this.revokeByGrantId(grantId);
+      throw new errors.InvalidGrant('authorization code already consumed');
+    }
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.#db.execute('delete from oidc_models where model = ? and id = ?', [this.#model, id], 'run');
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    // One statement: the grant and every code and token issued under it disappear together.
+    await this.#db.execute(
+      `delete from oidc_models where grant_id = ? or (model = 'Grant' and id = ?)`,
+      [grantId, grantId],
+      'run',
+    );
+  }
+
+  async #findBy(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+    const rows = await this.#db.execute<Row[]>(
+      `select payload, consumed_at, expires_at from oidc_models where model = ? and ${column} = ? limit 1`,
+      [this.#model, value],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const payload = this.#open(row.payload);
+    if (row.consumed_at && !this.#withinRefreshGrace(new Date(row.consumed_at))) {
+      payload.consumed = epoch(new Date(row.consumed_at));
+    }
+    return payload;
+  }
+
+  /** A refresh token rotated moments ago is presented as unconsumed: a parallel refresh, not a replay. */
+  #withinRefreshGrace(consumedAt: Date): boolean {
+    if (this.#model !== 'RefreshToken') return false;
+    return Date.now() - consumedAt.getTime() < this.#options.refreshGraceSeconds * 1000;
+  }
+
+  // Client secrets are encrypted at rest (bound to the client id), so a database dump does not leak them.
+  #seal(id: string, payload: AdapterPayload): Record<string, unknown> {
+    const { consumed: _consumed, ...rest } = payload;
+    if (this.#model !== 'Client' || typeof rest.client_secret !== 'string') return rest;
+    const { client_secret, ...client } = rest;
+    const sealed = this.#options.cipher.encrypt(client_secret, `oidc-client-secret:${id}`);
+    return { ...client, client_secret_encrypted: sealed.toString('base64') };
+  }
+
+  #open(stored: Row['payload']): AdapterPayload {
+    if (this.#model !== 'Client' || typeof stored.client_secret_encrypted !== 'string') return stored;
+    const { client_secret_encrypted, ...client } = stored;
+    const secret = this.#options.cipher.decrypt(
+      Buffer.from(client_secret_encrypted, 'base64'),
+      `oidc-client-secret:${client.client_id}`,
+    );
+    return { ...client, client_secret: secret };
+  }
+}

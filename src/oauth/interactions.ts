@@ -1,0 +1,229 @@
+// oidc-provider interactions under /oauth/interaction/:uid: the (development) sign-in and the consent
+// page. oidc-provider decides which prompt is due; these routes only render it and record the answer.
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import express, { type Request, type Response, Router } from 'express';
+import type Provider from 'oidc-provider';
+import type { InteractionResults } from 'oidc-provider';
+import type { ServiceContext } from '../app.ts';
+import { Account } from '../db/entities/index.ts';
+import { createUserWithAccount } from '../domain/users.ts';
+import type { Csrf } from './csrf.ts';
+import { consentPage, errorPage, loginPage } from './pages.ts';
+import { INTERACTION_PATH } from './provider.ts';
+
+const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
+const CSRF_PURPOSE = 'interaction';
+const LOGIN_LIST_LIMIT = 50;
+
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+
+  /** The interaction the browser's cookie names, if it is the one in the URL; renders an error otherwise. */
+  async function load(req: Request, res: Response): Promise<Interaction | undefined> {
+    try {
+      const interaction = await provider.interactionDetails(req, res);
+      if (interaction.uid === req.params.uid) return interaction;
+    } catch {
+      // fall through: missing or expired interaction cookie
+    }
+    res
+      .status(400)
+      .type('html')
+      .send(errorPage('invalid_request', 'This sign-in has expired. Start again from the app.'));
+    return undefined;
+  }
+
+  /** Loads the interaction and checks the CSRF token of a POST against it. */
+  async function loadForPost(req: Request, res: Response): Promise<Interaction | undefined> {
+    const interaction = await load(req, res);
+    if (!interaction) return undefined;
+    if (!csrf.verify(CSRF_PURPOSE, interaction.jti, req.body?.csrf)) {
+      res
+        .status(403)
+        .type('html')
+        .send(errorPage('invalid_request', 'The form has expired. Go back and try again.'));
+      return undefined;
+    }
+    return interaction;
+  }
+
+  async function clientName(interaction: Interaction): Promise<string> {
+    const clientId = String(interaction.params.client_id);
+    const client = await provider.Client.find(clientId);
+    return client?.clientName ?? clientId;
+  }
+
+  async function renderLogin(req: Request, res: Response, interaction: Interaction, error?: string) {
+    const em = ctx.orm.em.fork();
+    const accounts = ctx.config.devLogin
+      ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
+      : [];
+    const base = `${INTERACTION_PATH}/${interaction.uid}`;
+    res
+      .status(error ? 400 : 200)
+      .type('html')
+      .send(
+        loginPage({
+          action: `${base}/login`,
+          abortAction: `${base}/abort`,
+          csrf: csrf.token(CSRF_PURPOSE, interaction.jti),
+          clientName: await clientName(interaction),
+          handles: accounts.map((a) => a.handle),
+          devLogin: ctx.config.devLogin,
+          error,
+          handleValue: error ? String(req.body?.handle ?? '') : undefined,
+        }),
+      );
+  }
+
+  async function renderConsent(res: Response, interaction: Interaction) {
+    const details = interaction.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const requested = new Set(Object.values(details.missingResourceScopes ?? {}).flat());
+    const grant = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
+    const alreadyGranted = new Set(
+      Object.values(grant?.resources ?? {}).flatMap((s) => (typeof s === 'string' ? s.split(' ') : [])),
+    );
+    const account = await ctx.orm.em
+      .fork()
+      .findOne(Account, { user: { id: String(interaction.session?.accountId) }, kind: 'user' });
+    res.type('html').send(
+      consentPage({
+        action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
+        csrf: csrf.token(CSRF_PURPOSE, interaction.jti),
+        clientName: await clientName(interaction),
+        clientId: String(interaction.params.client_id),
+        redirectTarget: describeRedirect(String(interaction.params.redirect_uri)),
+        userHandle: account?.handle ?? 'unknown',
+        requested: [...requested],
+        alreadyGranted: [...alreadyGranted].filter((s) => !requested.has(s)),
+      }),
+    );
+  }
+
+  router.get(`${INTERACTION_PATH}/:uid`, async (req, res) => {
+    const interaction = await load(req, res);
+    if (!interaction) return;
+    res.set('Cache-Control', 'no-store');
+    if (interaction.prompt.name === 'login') return renderLogin(req, res, interaction);
+    if (interaction.prompt.name === 'consent') return renderConsent(res, interaction);
+    res.status(400).type('html').send(errorPage('invalid_request', 'Unsupported step.'));
+  });
+
+  router.post(`${INTERACTION_PATH}/:uid/login`, form, async (req, res) => {
+    const interaction = await loadForPost(req, res);
+    if (!interaction) return;
+    if (!ctx.config.devLogin || interaction.prompt.name !== 'login') {
+      res.status(403).type('html').send(errorPage('access_denied', 'Sign-in is not available here.'));
+      return;
+    }
+    const handle = String(req.body.handle ?? '').trim();
+    const outcome = req.body.create === '1' ? await createUser(ctx, handle) : await findUser(ctx, handle);
+    if ('error' in outcome) return renderLogin(req, res, interaction, outcome.error);
+    const result: InteractionResults = { login: { accountId: outcome.userId } };
+    await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+  });
+
+  router.post(`${INTERACTION_PATH}/:uid/consent`, form, async (req, res) => {
+    const interaction = await loadForPost(req, res);
+    if (!interaction) return;
+    if (interaction.prompt.name !== 'consent') {
+      res.status(400).type('html').send(errorPage('invalid_request', 'Nothing to approve.'));
+      return;
+    }
+    if (req.body.decision !== 'approve') {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The user denied the request.' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const grantId = await recordConsent(provider, interaction);
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  });
+
+  router.post(`${INTERACTION_PATH}/:uid/abort`, form, async (req, res) => {
+    const interaction = await loadForPost(req, res);
+    if (!interaction) return;
+    await provider.interactionFinished(
+      req,
+      res,
+      { error: 'access_denied', error_description: 'The user cancelled the sign-in.' },
+      { mergeWithLastSubmission: false },
+    );
+  });
+
+  return router;
+}
+
+/** Adds what the consent prompt said was missing to the user's grant for this client (or a new one). */
+async function recordConsent(provider: Provider, interaction: Interaction): Promise<string> {
+  const details = interaction.prompt.details as {
+    missingOIDCScope?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
+  const grant =
+    existing ??
+    new provider.Grant({
+      accountId: interaction.session!.accountId,
+      clientId: String(interaction.params.client_id),
+    });
+  if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(' '));
+  for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
+    grant.addResourceScope(indicator, scopes.join(' '));
+  }
+  return grant.save();
+}
+
+async function findUser(
+  ctx: ServiceContext,
+  handle: string,
+): Promise<{ userId: string } | { error: string }> {
+  const account = await ctx.orm.em.fork().findOne(Account, { handle, kind: 'user' });
+  const userId = account?.user?.id;
+  return userId ? { userId } : { error: `No user has the handle “${handle}”.` };
+}
+
+async function createUser(
+  ctx: ServiceContext,
+  handle: string,
+): Promise<{ userId: string } | { error: string }> {
+  if (!HANDLE.test(handle)) {
+    return {
+      error:
+        'A handle is 2 to 39 lowercase letters, digits or hyphens, starts with a letter and does not end with a hyphen.',
+    };
+  }
+  const em = ctx.orm.em.fork();
+  try {
+    const { user } = createUserWithAccount(em, { handle, displayName: handle });
+    await em.flush();
+    return { userId: user.id };
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException)
+      return { error: `The handle “${handle}” is taken.` };
+    // The database refuses reserved words (and anything else the format check misses).
+    if ((error as { code?: string }).code === '23514')
+      return { error: `The handle “${handle}” is reserved.` };
+    throw error;
+  }
+}
+
+/** What the user will be sent back to, shortened to what matters: the host, or the app's scheme. */
+function describeRedirect(redirectUri: string): string {
+  const url = URL.parse(redirectUri);
+  if (!url) return redirectUri;
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    return loopback ? `${url.host} (an app on this computer)` : url.host;
+  }
+  return `${url.protocol}//${url.host}`;
+}

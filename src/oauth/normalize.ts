@@ -1,0 +1,58 @@
+// Small rewrites of client requests before oidc-provider sees them, so that real MCP clients get
+// through without special cases on their side (docs/oauth.md lists each one and why).
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
+
+/**
+ * GET /oauth/authorize: unknown scope values (openid, profile, a typo) are dropped rather than fatal, and
+ * a request left with no scope gets the default read scopes instead of an error.
+ */
+export const normalizeAuthorizationRequest: RequestHandler = (req, _res, next) => {
+  const url = new URL(req.originalUrl, 'http://placeholder');
+  const requested = (url.searchParams.get('scope') ?? '').split(' ').filter(isScope);
+  const scope = requested.length > 0 ? [...new Set(requested)] : DEFAULT_OAUTH_SCOPES;
+  url.searchParams.set('scope', scope.join(' '));
+  req.url = `${url.pathname}${url.search}`;
+  next();
+};
+
+/**
+ * POST /oauth/register (RFC 7591), adjusted before validation:
+ * - `scope` is dropped: oidc-provider would turn it into an allow-list (or refuse our scope names), and
+ *   the user's consent is what limits a client here;
+ * - every client is a "native" application in oidc-provider's terms, which gives exactly our redirect
+ *   rules: https, loopback http on any port (RFC 8252), private-use schemes; never javascript:, data:,
+ *   fragments or plain http to other hosts;
+ * - a client allowed the authorization code grant may also refresh (the spec registers only
+ *   authorization_code and uses refresh_token at the token endpoint).
+ */
+export function normalizeRegistration(): RequestHandler[] {
+  const parse = express.json({ limit: '56kb' });
+  const parseOrOAuthError = (req: Request, res: Response, next: NextFunction) =>
+    parse(req, res, (error?: unknown) => {
+      if (error) {
+        res
+          .status(400)
+          .json({ error: 'invalid_client_metadata', error_description: 'the body must be a JSON object' });
+        return;
+      }
+      next();
+    });
+  const rewrite: RequestHandler = (req, _res, next) => {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      delete body.scope;
+      body.application_type = 'native';
+      const grants = body.grant_types;
+      if (
+        Array.isArray(grants) &&
+        grants.includes('authorization_code') &&
+        !grants.includes('refresh_token')
+      ) {
+        body.grant_types = [...grants, 'refresh_token'];
+      }
+    }
+    next();
+  };
+  return [parseOrOAuthError, rewrite];
+}

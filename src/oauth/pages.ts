@@ -1,0 +1,175 @@
+// The pages themselves: sign-in (development), consent, connected apps and errors. Pure functions from
+// data to HTML; routes live in interactions.ts and apps-page.ts.
+import { isScope, SCOPES } from '../authz/scopes.ts';
+import type { ConnectedApp } from './connected-apps.ts';
+import { type Html, html, page } from './html.ts';
+
+const OBJECT_LABELS: Record<string, string> = {
+  user: 'Your profile',
+  account: 'Accounts',
+  organization: 'Organizations',
+  members: 'Organization members and invitations',
+  project: 'Projects',
+  voice: 'Voice settings',
+  glossary: 'Glossary',
+  model: 'Account models',
+  token: 'Account tokens',
+  apps: 'Connected apps',
+};
+
+/** Scopes grouped by the object they act on, in the vocabulary's order, each with its plain words. */
+export function groupScopes(scopes: Iterable<string>): { label: string; items: string[] }[] {
+  const wanted = new Set(scopes);
+  const groups = new Map<string, string[]>();
+  for (const scope of Object.keys(SCOPES)) {
+    if (!wanted.has(scope) || !isScope(scope)) continue;
+    const object = scope.split(':')[0]!;
+    groups.set(object, [...(groups.get(object) ?? []), SCOPES[scope]]);
+  }
+  return [...groups].map(([object, items]) => ({ label: OBJECT_LABELS[object] ?? object, items }));
+}
+
+function scopeList(scopes: Iterable<string>): Html {
+  return html`${groupScopes(scopes).map(
+    (group) => html`<h3>${group.label}</h3><ul>${group.items.map((item) => html`<li>${item}</li>`)}</ul>`,
+  )}`;
+}
+
+export interface LoginView {
+  action: string;
+  abortAction: string;
+  csrf: string;
+  clientName: string;
+  handles: string[];
+  devLogin: boolean;
+  error?: string;
+  handleValue?: string;
+}
+
+export function loginPage(view: LoginView): string {
+  const error = view.error
+    ? html`<div class="card error" role="alert" id="handle-error">${view.error}</div>`
+    : html``;
+  const body = view.devLogin
+    ? html`
+<p>Development sign-in: choose a local user or create one. This page does not exist in production.</p>
+${error}
+${
+  view.handles.length > 0
+    ? html`<form method="post" action="${view.action}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <h2>Existing users</h2>
+  <ul class="users">${view.handles.map(
+    (h) => html`<li><button type="submit" name="handle" value="${h}">@${h}</button></li>`,
+  )}</ul>
+</form>`
+    : html``
+}
+<form method="post" action="${view.action}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <input type="hidden" name="create" value="1">
+  <h2>New user</h2>
+  <label for="new-handle">Handle</label>
+  <p class="muted" id="handle-help">Lowercase letters, digits and hyphens; 2 to 39 characters, starting with a letter.</p>
+  <input type="text" id="new-handle" name="handle" required minlength="2" maxlength="39" autocomplete="username"
+    autocapitalize="none" spellcheck="false" value="${view.handleValue ?? ''}"
+    aria-describedby="handle-help${view.error ? ' handle-error' : ''}"${view.error ? html` aria-invalid="true" autofocus` : html``}>
+  <div class="actions"><button type="submit" class="primary">Create and sign in</button></div>
+</form>`
+    : html`<p>No sign-in method is available on this server yet.</p>`;
+  return page(
+    'Sign in',
+    html`<h1>Sign in to continue to ${view.clientName}</h1>
+${body}
+<form method="post" action="${view.abortAction}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <div class="actions"><button type="submit">Cancel</button></div>
+</form>`,
+  );
+}
+
+export interface ConsentView {
+  action: string;
+  csrf: string;
+  clientName: string;
+  clientId: string;
+  redirectTarget: string;
+  userHandle: string;
+  requested: string[];
+  alreadyGranted: string[];
+}
+
+export function consentPage(view: ConsentView): string {
+  return page(
+    `Allow ${view.clientName}?`,
+    html`<h1>Allow <strong>${view.clientName}</strong> to access your account?</h1>
+<p>Signed in as <strong>@${view.userHandle}</strong>.</p>
+<div class="card">
+  <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>.</p>
+  <p class="muted">Client ID: <code>${view.clientId}</code></p>
+</div>
+<h2>${view.alreadyGranted.length > 0 ? 'It asks for more access:' : 'It will be able to:'}</h2>
+${scopeList(view.requested)}
+${
+  view.alreadyGranted.length > 0
+    ? html`<details><summary>Already allowed</summary>${scopeList(view.alreadyGranted)}</details>`
+    : html``
+}
+<p class="muted">You can disconnect this app at any time from <a href="/settings/apps">Connected apps</a>.</p>
+<form method="post" action="${view.action}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <div class="actions">
+    <button type="submit" name="decision" value="approve" class="primary">Approve</button>
+    <button type="submit" name="decision" value="deny">Deny</button>
+  </div>
+</form>`,
+  );
+}
+
+export interface AppsView {
+  userHandle: string | null;
+  csrf: string;
+  apps: ConnectedApp[];
+  notice?: string;
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+export function appsPage(view: AppsView): string {
+  if (!view.userHandle) {
+    return page(
+      'Connected apps',
+      html`<h1>Connected apps</h1><p>You are not signed in. Sign in through an app's authorization to manage connected apps.</p>`,
+    );
+  }
+  const list =
+    view.apps.length === 0
+      ? html`<p>No apps are connected to your account.</p>`
+      : view.apps.map(
+          (app) => html`<section class="card" aria-labelledby="app-${app.clientId}">
+  <h2 id="app-${app.clientId}">${app.clientName ?? app.clientId}</h2>
+  <p class="muted">Connected ${day(app.firstUsedAt)} · last used ${day(app.lastUsedAt)}</p>
+  ${scopeList(app.scopes)}
+  <form method="post" action="/settings/apps/${encodeURIComponent(app.clientId)}/revoke">
+    <input type="hidden" name="csrf" value="${view.csrf}">
+    <div class="actions"><button type="submit" class="danger">Disconnect ${app.clientName ?? app.clientId}</button></div>
+  </form>
+</section>`,
+        );
+  return page(
+    'Connected apps',
+    html`<h1>Connected apps</h1>
+<p>Signed in as <strong>@${view.userHandle}</strong>. These apps can act on your account within the access you gave them.</p>
+${view.notice ? html`<div class="card" role="status">${view.notice}</div>` : html``}
+${list}`,
+  );
+}
+
+export function errorPage(error: string, description?: string): string {
+  return page(
+    'Something went wrong',
+    html`<h1>Something went wrong</h1>
+<div class="card error" role="alert"><p><strong>${error}</strong></p>${description ? html`<p>${description}</p>` : html``}</div>
+<p>Return to the app you came from and try again.</p>`,
+  );
+}

@@ -1,0 +1,226 @@
+// Test helpers for the OAuth suites: a cookie-jar browser stand-in that drives our sign-in and consent
+// forms over real HTTP, plain registration/token calls, and an in-process verifier on the same database.
+import { randomBytes } from 'node:crypto';
+import * as oauth from 'oauth4webapi';
+import { createContext } from '../../src/app.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createOAuthServer, type OAuthServer } from '../../src/oauth/index.ts';
+import type { TestService } from '../support/service.ts';
+
+export const insecure = { [oauth.allowInsecureRequests]: true } as const;
+
+export function uniqueHandle(prefix = 'u'): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+/** Minimal cookie jar: name → value; honours deletion (Max-Age=0 or an expiry in the past). */
+export class CookieJar {
+  readonly cookies = new Map<string, string>();
+
+  store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';').map((s) => s.trim());
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq);
+      const value = pair.slice(eq + 1);
+      const expired = attributes.some((a) => {
+        const [k = '', v = ''] = a.split('=');
+        if (k.toLowerCase() === 'max-age') return Number(v) <= 0;
+        if (k.toLowerCase() === 'expires') return new Date(v).getTime() < Date.now();
+        return false;
+      });
+      if (expired || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('cookie', this.header());
+    const response = await fetch(url, { ...init, headers, redirect: 'manual' });
+    this.store(response);
+    return response;
+  }
+}
+
+export interface FormField {
+  name: string;
+  value: string;
+}
+
+/** The hidden CSRF value of the page's forms. */
+export function csrfOf(html: string): string {
+  const match = /name="csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error(`no CSRF token on page:\n${html.slice(0, 500)}`);
+  return match[1]!;
+}
+
+export function postForm(jar: CookieJar, url: string, fields: Record<string, string>): Promise<Response> {
+  return jar.fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+export interface BrowserOptions {
+  /** Signs in as this handle, creating the user if `create`. */
+  handle: string;
+  create?: boolean;
+  decision?: 'approve' | 'deny';
+}
+
+/**
+ * Follows an authorization request like a browser: redirects, the sign-in page, the consent page, until
+ * the response redirects to the client's redirect URI. Returns that final URL and the pages seen.
+ */
+export async function runAuthorization(
+  service: TestService,
+  jar: CookieJar,
+  authorizationUrl: string,
+  redirectUri: string,
+  options: BrowserOptions,
+): Promise<{ callback: URL; pages: string[] }> {
+  const pages: string[] = [];
+  let url = authorizationUrl;
+  for (let step = 0; step < 12; step++) {
+    if (url.startsWith(redirectUri)) return { callback: new URL(url), pages };
+    const response = await jar.fetch(url);
+    if (response.status >= 300 && response.status < 400) {
+      url = new URL(response.headers.get('location')!, service.url).toString();
+      continue;
+    }
+    const html = await response.text();
+    if (response.status !== 200)
+      throw new Error(`unexpected ${response.status} at ${url}: ${html.slice(0, 400)}`);
+    pages.push(html);
+    const path = new URL(url).pathname;
+    const next = html.includes('name="decision"')
+      ? await postForm(jar, `${service.url}${path}/consent`, {
+          csrf: csrfOf(html),
+          decision: options.decision ?? 'approve',
+        })
+      : await postForm(jar, `${service.url}${path}/login`, {
+          csrf: csrfOf(html),
+          handle: options.handle,
+          ...(options.create ? { create: '1' } : {}),
+        });
+    if (next.status !== 303)
+      throw new Error(`form post answered ${next.status}: ${(await next.text()).slice(0, 400)}`);
+    url = new URL(next.headers.get('location')!, service.url).toString();
+  }
+  throw new Error('authorization did not finish');
+}
+
+export async function discover(service: TestService): Promise<oauth.AuthorizationServer> {
+  const issuer = new URL(service.config.baseUrl);
+  const response = await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure });
+  return oauth.processDiscoveryResponse(issuer, response);
+}
+
+export async function register(service: TestService, metadata: Record<string, unknown>): Promise<Response> {
+  return fetch(`${service.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(metadata),
+  });
+}
+
+/** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
+export async function registerPublicClient(
+  service: TestService,
+  extra: Record<string, unknown> = {},
+): Promise<{ client: oauth.Client; redirectUri: string }> {
+  const redirectUri = 'http://127.0.0.1:53117/callback';
+  const response = await register(service, {
+    client_name: 'Test agent',
+    redirect_uris: [redirectUri],
+    grant_types: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  });
+  if (response.status !== 201)
+    throw new Error(`registration failed: ${response.status} ${await response.text()}`);
+  return { client: (await response.json()) as oauth.Client, redirectUri };
+}
+
+export interface AuthorizedCode {
+  code: string;
+  verifier: string;
+  callback: URL;
+}
+
+/** Registers nothing: authorizes an existing client through the pages and returns the code. */
+export async function authorize(
+  service: TestService,
+  jar: CookieJar,
+  client: { client_id: string },
+  redirectUri: string,
+  browser: BrowserOptions,
+  params: Record<string, string> = {},
+): Promise<AuthorizedCode> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state: 'st',
+    scope: 'project:read',
+    ...params,
+  }).toString();
+  const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, browser);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${callback}`);
+  return { code, verifier, callback };
+}
+
+export function tokenRequest(
+  service: TestService,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  return fetch(`${service.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+/**
+ * A second, in-process authorization server on the service's database (as another instance would be),
+ * for the verifier the REST and MCP pipelines call.
+ */
+export async function inProcessOAuth(
+  service: TestService,
+): Promise<{ oauth: OAuthServer; close(): Promise<void> }> {
+  const orm = await openDatabase(service.database.url);
+  const ctx = createContext(service.config, orm, createLogger(service.config));
+  const server = createOAuthServer(ctx);
+  return {
+    oauth: server,
+    async close() {
+      await server.close();
+      await orm.close(true);
+    },
+  };
+}
+
+/** Direct SQL on the service's database, to simulate the passing of time. */
+export async function sql(service: TestService, query: string, params: unknown[] = []): Promise<unknown[]> {
+  const pg = await import('pg');
+  const client = new pg.default.Client({ connectionString: service.database.url });
+  await client.connect();
+  try {
+    return (await client.query(query, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
