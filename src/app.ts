@@ -8,6 +8,7 @@ import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
+import { mountOAuth } from './oauth/index.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -72,8 +73,10 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   // [mcp] MCP /mcp is mounted here (src/mcp).
   // [web] pages are mounted here (src/web).
   // [oauth] discovery, rate limits, interactions and oidc-provider are mounted here (src/oauth).
+  const oauth = mountOAuth(app, ctx);
+  oauthVerifiers.push(oauth.verifyAccessToken);
 
-  return { express: app, close: async () => {} };
+  return { express: app, close: () => oauth.close() };
 }
 
 /** RFC 6750 / RFC 9728 challenge: where the protected resource's metadata is and which scope is needed. */
