@@ -21,6 +21,11 @@ export interface OperationRequest {
   /** Lower-case header names; only the ones operations read (if-match). */
   headers: Record<string, string | undefined>;
   bearer: string | undefined;
+  /**
+   * Set by a door that already authenticated the HTTP request (MCP authenticates once per request, which
+   * may carry several calls); the pipeline then trusts it instead of looking the bearer up again.
+   */
+  caller?: Caller;
   door: Door;
   meta: { ip?: string; userAgent?: string; requestId?: string };
 }
@@ -44,12 +49,16 @@ export interface OperationContext {
   ifMatch: string | undefined;
   spec: OperationSpec;
   policy: Policy;
-  /** Records an audit event in the operation's transaction. */
+  /**
+   * Records an audit event in the operation's transaction, on the target account unless `account` names
+   * another (an operation without x-account-param that acts on an organization: create, accept).
+   */
   audit(
     action: string,
     resourceType: string,
     resourceId: string | null,
     details?: Record<string, unknown>,
+    account?: IAccount,
   ): void;
 }
 
@@ -57,6 +66,8 @@ export type OperationHandler = (op: OperationContext) => Promise<OperationRespon
 
 export interface Pipeline {
   execute(request: OperationRequest): Promise<OperationResponse>;
+  /** The caller a bearer token stands for at this door; null when absent, unknown or not meant for it. */
+  authenticate(bearer: string | undefined, door: Door): Promise<Caller | null>;
   catalogue: Catalogue;
 }
 
@@ -82,11 +93,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!catalogue.operations.has(id)) throw new Error(`handler ${id} has no operation in openapi.yaml`);
   }
 
-  async function authenticate(em: EntityManager, bearer: string | undefined): Promise<Caller | null> {
+  async function authenticate(bearer: string | undefined, door: Door): Promise<Caller | null> {
     if (!bearer) return null;
     for (const verify of deps.verifiers) {
       const caller = await verify(bearer);
-      if (caller) return caller;
+      if (caller) return deps.acceptsAtDoor(caller, door) ? caller : null;
     }
     return null;
   }
@@ -96,8 +107,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!spec) throw problems.notFound(`Unknown operation ${request.operationId}`);
     const em = service.orm.em.fork();
 
-    const caller = await authenticate(em, request.bearer);
-    if (!caller || !deps.acceptsAtDoor(caller, request.door)) {
+    const caller = request.caller ?? (await authenticate(request.bearer, request.door));
+    if (!caller) {
       const detail = !request.bearer
         ? 'Send a bearer token in the Authorization header.'
         : 'The bearer token is invalid, expired, revoked or not meant for this resource.';
@@ -152,12 +163,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         ifMatch: request.headers['if-match'],
         spec,
         policy,
-        audit(auditAction, resourceType, resourceId, details = {}) {
+        audit(auditAction, resourceType, resourceId, details = {}, account = target?.account) {
           tx.create(AuditEvent, {
             actorUser: caller.userId,
             actorTokenId: caller.credential.kind === 'account_token' ? caller.credential.tokenId : null,
             actorClientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : null,
-            account: target?.account ?? null,
+            account: account ?? null,
             action: auditAction,
             resourceType,
             resourceId,
@@ -196,6 +207,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   return {
     catalogue,
+    authenticate,
     async execute(request) {
       try {
         return await run(request);
