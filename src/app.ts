@@ -8,7 +8,7 @@ import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
-import { mountOAuth } from './oauth/index.ts';
+import { audienceAccepts, mountOAuth } from './oauth/index.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -68,6 +68,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   const api = await createApi(ctx, {
     extraVerifiers: [async (token) => (oauthVerifiers[0] ? oauthVerifiers[0](token) : null)],
     challenge: (door, scope, error) => bearerChallenge(ctx.config.baseUrl, door, scope, error),
+    acceptsAtDoor: (caller, door) => audienceAccepts(caller.credential, door, ctx.config.baseUrl),
   });
   app.use('/api', api.restRouter);
   // [mcp] MCP /mcp is mounted here (src/mcp).

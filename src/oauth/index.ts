@@ -16,7 +16,7 @@ import { createAccessTokenVerifier, verifierFor } from './verifier.ts';
 
 export type { ConnectedApp } from './connected-apps.ts';
 export { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
-export { defaultResource, resourceFor } from './resources.ts';
+export { audienceAccepts, defaultResource, resourceFor } from './resources.ts';
 
 export interface OAuthServer {
   provider: Provider;

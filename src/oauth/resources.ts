@@ -22,3 +22,12 @@ export function canonicalResource(indicator: string, baseUrl: string): string | 
   }
   return undefined;
 }
+
+/** For the pipeline: an OAuth token is accepted only at the door whose resource it was issued for. */
+export function audienceAccepts(
+  credential: { kind: string; audience?: string },
+  door: Door,
+  baseUrl: string,
+): boolean {
+  return credential.kind !== 'oauth' || credential.audience === resourceFor(door, baseUrl);
+}

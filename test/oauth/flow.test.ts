@@ -17,6 +17,9 @@ afterAll(async () => {
   await service?.close();
 });
 
+const callApi = (token: string) =>
+  fetch(`${service.url}/api/v1/user`, { headers: { authorization: `Bearer ${token}` } });
+
 describe('authorization code flow with PKCE (public client)', () => {
   it('discovers, registers, authorizes, exchanges, refreshes, revokes and introspects', async () => {
     const as = await discover(service);
@@ -51,7 +54,7 @@ describe('authorization code flow with PKCE (public client)', () => {
       code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: 'S256',
       state,
-      scope: 'project:read project:write',
+      scope: 'user:read project:read project:write',
       resource: api,
     }).toString();
     const jar = new CookieJar();
@@ -75,13 +78,18 @@ describe('authorization code flow with PKCE (public client)', () => {
     );
     expect(tokens.token_type).toBe('bearer');
     expect(tokens.expires_in).toBeGreaterThan(0);
-    expect(tokens.scope?.split(' ').sort()).toEqual(['project:read', 'project:write']);
+    expect(tokens.scope?.split(' ').sort()).toEqual(['project:read', 'project:write', 'user:read']);
     expect(tokens.refresh_token).toBeTruthy();
 
     // The pipeline's verifier accepts it, with the token's scopes and audience.
     const caller = await verifier.oauth.verifyAccessToken(tokens.access_token);
     expect(caller?.credential).toMatchObject({ kind: 'oauth', clientId: client.client_id, audience: api });
-    expect([...(caller?.scopes ?? [])].sort()).toEqual(['project:read', 'project:write']);
+    expect([...(caller?.scopes ?? [])].sort()).toEqual(['project:read', 'project:write', 'user:read']);
+
+    // The REST API accepts it over HTTP and acts for the signed-in user.
+    const me = await callApi(tokens.access_token);
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ handle });
     expect(await verifier.oauth.verifierFor('rest')(tokens.access_token)).not.toBeNull();
     expect(await verifier.oauth.verifierFor('mcp')(tokens.access_token)).toBeNull();
 
@@ -110,6 +118,9 @@ describe('authorization code flow with PKCE (public client)', () => {
     );
     expect(introspection.active).toBe(false);
     expect(await verifier.oauth.verifyAccessToken(refreshed.access_token)).toBeNull();
+    const refused = await callApi(refreshed.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('resource_metadata=');
 
     // Revoking the refresh token ends the grant: the first access token dies with it.
     await oauth.processRevocationResponse(
