@@ -29,18 +29,25 @@ export async function startServer(
     databaseUrl = embedded.url;
     logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
   }
-  const orm = await openDatabase(databaseUrl, logger).catch(async (error) => {
-    await embedded?.stop();
+  // Whatever fails during start-up releases what was already started, so a failed start leaves nothing behind.
+  const started: Array<() => Promise<void>> = [];
+  if (embedded) started.push(() => embedded.stop());
+  const unwind = async (error: unknown): Promise<never> => {
+    for (const release of started.reverse()) await release().catch(() => {});
     throw error;
-  });
-  if (config.seedDemo) await seedDemoIfEmpty(orm, logger);
+  };
+
+  const orm = await openDatabase(databaseUrl, logger).catch(unwind);
+  started.push(() => orm.close(true));
+  if (config.seedDemo) await seedDemoIfEmpty(orm, logger).catch(unwind);
 
   const ctx = createContext(config, orm, logger);
-  const app = await createApp(ctx);
-  const server: Server = await new Promise((resolve, reject) => {
+  const app = await createApp(ctx).catch(unwind);
+  started.push(() => app.close());
+  const server: Server = await new Promise<Server>((resolve, reject) => {
     const s = app.express.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
-  });
+  }).catch(unwind);
   const port = (server.address() as AddressInfo).port;
   const url = config.port === 0 ? `http://127.0.0.1:${port}` : config.baseUrl;
 

@@ -52,7 +52,7 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   // Authentication is the pipeline's first step, for REST and MCP alike; openapi-backend only routes.
   api.registerSecurityHandler('bearerAuth', () => true);
   await api.init();
-  const policy = await loadPolicy();
+  const policy = await loadPolicy(service.config.policyDir);
   const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.orm.em.fork(), token);
   const pipeline = createPipeline({
     service,

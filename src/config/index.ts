@@ -1,6 +1,6 @@
 // Reads and validates the whole environment once, at start. Every other module receives a `Config`
 // and never touches process.env, so a bad value fails here with a message that names the variable.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadOrCreateDevSecrets } from './dev-secrets.ts';
 
 export type NodeEnv = 'development' | 'production' | 'test';
@@ -31,6 +31,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Check every successful REST response against openapi.yaml (on in tests, so the document cannot drift). */
   validateResponses: boolean;
+  /** Folder with the Casbin model.conf and policy.csv. */
+  policyDir: string;
 }
 
 export class ConfigError extends Error {
@@ -93,19 +95,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('REDIS_URL must be a redis:// or rediss:// URL');
 
   const dataDir = resolve(str('DATA_DIR') ?? '.data');
+  const policyDir = resolve(str('POLICY_DIR') ?? join(import.meta.dirname, '..', '..', 'policies'));
 
   const logLevel = (str('LOG_LEVEL') ?? (nodeEnv === 'test' ? 'silent' : 'info')) as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const trustProxy = parseTrustProxy(str('TRUST_PROXY'));
 
+  const embedded = !databaseUrl;
+  const seedDemo = parseBool('SEED_DEMO', str('SEED_DEMO'), embedded && nodeEnv !== 'test', problems);
+  const devLogin = parseBool('DEV_LOGIN', str('DEV_LOGIN'), embedded && !production, problems);
+  const validateResponses = parseBool(
+    'VALIDATE_RESPONSES',
+    str('VALIDATE_RESPONSES'),
+    nodeEnv === 'test',
+    problems,
+  );
   // Secrets: from the environment; in development generated once and kept in the data folder.
   const secretVars = ['COOKIE_KEYS', 'SIGNING_JWKS', 'FIELD_ENCRYPTION_KEY'] as const;
   const missing = secretVars.filter((name) => !str(name));
   if (production && missing.length > 0) {
     for (const name of missing) problems.push(`${name} is required in production`);
+    throw new ConfigError(problems);
   }
-  if (problems.length > 0) throw new ConfigError(problems);
 
   const dev = missing.length > 0 ? loadOrCreateDevSecrets(dataDir) : undefined;
   const cookieKeys = (str('COOKIE_KEYS') ?? dev!.cookieKeys.join(','))
@@ -130,15 +142,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('FIELD_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
   }
 
-  const embedded = !databaseUrl;
-  const seedDemo = parseBool('SEED_DEMO', str('SEED_DEMO'), embedded && nodeEnv !== 'test', problems);
-  const devLogin = parseBool('DEV_LOGIN', str('DEV_LOGIN'), embedded && !production, problems);
-  const validateResponses = parseBool(
-    'VALIDATE_RESPONSES',
-    str('VALIDATE_RESPONSES'),
-    nodeEnv === 'test',
-    problems,
-  );
   if (devLogin && production) problems.push('DEV_LOGIN cannot be enabled with NODE_ENV=production');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -158,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     devLogin,
     trustProxy,
     validateResponses,
+    policyDir,
   };
 }
 

@@ -45,7 +45,11 @@ export async function startTestService(
     ...sharedSecretsEnv,
     ...env,
   });
-  const server = await startServer(config, createLogger(config));
+  const server = await startServer(config, createLogger(config)).catch(async (error) => {
+    if (!options.database) await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     ...server,
     config,

@@ -1,0 +1,115 @@
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadCatalogue } from '../src/api/catalogue.ts';
+import { loadPolicy, PolicyError, parsePolicy, ROLES, type Role } from '../src/authz/policy.ts';
+import { ALL_SCOPES } from '../src/authz/scopes.ts';
+import { startTestService } from '../test/support/service.ts';
+
+// The policy as a policy author reads it: one row per scope, one column per role. Editing policy.csv
+// without editing this table (or the reverse) fails here, so every change to who-may-do-what is deliberate.
+const S = 'self';
+const A = 'organization_admin';
+const M = 'organization_member';
+const P = 'public_account';
+const EXPECTED: Record<string, Role[]> = {
+  'user:read': [S],
+  'user:write': [S],
+  'account:read': [S, A, M, P],
+  'organization:read': [S, A, M],
+  'organization:write': [S, A],
+  'organization:delete': [A],
+  'organization:admin': [A],
+  'members:read': [A, M],
+  'members:write': [A],
+  'project:read': [S, A, M, P],
+  'project:write': [S, A, M],
+  'project:admin': [S, A],
+  'project:delete': [S, A],
+  'voice:read': [S, A, M, P],
+  'voice:write': [S, A],
+  'voice:admin': [S, A],
+  'glossary:read': [S, A, M],
+  'glossary:write': [S, A],
+  'glossary:admin': [S, A],
+  'model:read': [S, A, M],
+  'model:write': [S, A],
+  'token:read': [S, A],
+  'token:write': [S, A],
+  'apps:read': [S],
+  'apps:write': [S],
+};
+
+describe('policies/policy.csv', async () => {
+  const policy = await loadPolicy();
+
+  it('covers every known scope in the expected table', () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual([...ALL_SCOPES].sort());
+  });
+
+  const cases = ALL_SCOPES.flatMap((scope) =>
+    ROLES.map((role) => ({ scope, role, allowed: EXPECTED[scope]!.includes(role) })),
+  );
+  it.each(cases)('$role → $scope: $allowed', ({ scope, role, allowed }) => {
+    const [object, action] = scope.split(':') as [string, string];
+    expect(policy.allows([role], object, action)).toBe(allowed);
+  });
+
+  it('lets nobody write through public_account', () => {
+    const writes = policy.rules.filter(
+      (r) => r.role === 'public_account' && r.action !== 'read' && r.effect === 'allow',
+    );
+    expect(writes).toEqual([]);
+  });
+
+  it('has policy lines for every scope that openapi.yaml names', () => {
+    const named = new Set([...loadCatalogue().operations.values()].map((op) => op.scope));
+    const covered = new Set(policy.rules.map((r) => `${r.object}:${r.action}`));
+    expect([...named].filter((scope) => !covered.has(scope))).toEqual([]);
+  });
+});
+
+/** A policy folder with the real model.conf and the given policy.csv. */
+function policyDir(csv: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'l10n-policy-'));
+  copyFileSync(join(import.meta.dirname, 'model.conf'), join(dir, 'model.conf'));
+  writeFileSync(join(dir, 'policy.csv'), csv);
+  return dir;
+}
+
+describe('policy parsing', () => {
+  it('names the file and line of a malformed rule', () => {
+    const text = 'p, self, project, read, allow\n\np, selff, project, read, allow\n';
+    expect(() => parsePolicy(text, 'policies/policy.csv')).toThrow(
+      new PolicyError(
+        'policies/policy.csv:3: unknown role "selff"; roles: self, organization_admin, organization_member, public_account (in "p, selff, project, read, allow")',
+      ),
+    );
+  });
+
+  it.each([
+    ['p, self, project, reed, allow', /"project:reed" is not a known scope/],
+    ['p, self, project, read', /expected "p, role, object, action, allow\|deny"/],
+    ['p, self, project, read, maybe', /effect must be allow or deny/],
+    ['g, self, admin', /must start with "p"/],
+    ['p, self, project, read, allow\np, self, project, read, allow', /:2: duplicate of line 1/],
+  ])('refuses %j', (text, message) => {
+    expect(() => parsePolicy(text)).toThrow(message);
+  });
+
+  it('honours a deny line over an allow line', async () => {
+    const dir = policyDir(
+      'p, organization_member, project, write, allow\np, organization_member, project, write, deny\n',
+    );
+    const denied = await loadPolicy(dir);
+    expect(denied.allows(['organization_member'], 'project', 'write')).toBe(false);
+  });
+
+  it('stops the service at start on a malformed policy, naming file and line', async () => {
+    const dir = policyDir('p, self, project, read, allow\np, self, projects, read, allow\n');
+    await expect(startTestService({ POLICY_DIR: dir })).rejects.toThrow(
+      `${join(dir, 'policy.csv')}:2: "projects:read" is not a known scope`,
+    );
+  });
+});

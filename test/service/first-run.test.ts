@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/ports.ts';
+
+// The README's first command as a newcomer runs it: no DATABASE_URL, so the service starts its embedded
+// PostgreSQL, migrates, seeds the demo, and serves /readyz; a restart keeps the data.
+
+const dataDir = mkdtempSync(join(tmpdir(), 'l10n-first-run-'));
+chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as its own user and must enter the folder
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function startMain(port: number, pgPort: number) {
+  // vitest sets BASE_URL=/ (Vite's); a newcomer's shell has neither it nor DATABASE_URL.
+  const { DATABASE_URL: _db, BASE_URL: _base, ...env } = process.env;
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: {
+      ...env,
+      NODE_ENV: 'development',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(pgPort),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // Poll a bounded number of times; a service that never gets ready fails the test with its output.
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) return { child, exited, output: () => output };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`service did not become ready:\n${output}`);
+}
+
+async function countRows(pgPort: number, sql: string): Promise<number> {
+  const client = new pg.Client({
+    connectionString: `postgresql://postgres:postgres@127.0.0.1:${pgPort}/localization`,
+  });
+  await client.connect();
+  try {
+    const result = await client.query(sql);
+    return Number(result.rows[0].count);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('first run on the embedded default', () => {
+  it('starts with nothing installed, seeds the demo once, stops on SIGTERM and keeps data across restarts', async () => {
+    const port = await freePort();
+    const pgPort = await freePort();
+
+    const first = await startMain(port, pgPort);
+    expect(first.output()).toContain(`listening on http://localhost:${port}`);
+    expect(await countRows(pgPort, `select count(*) from accounts where handle in ('demo', 'acme')`)).toBe(2);
+    expect(await countRows(pgPort, 'select count(*) from projects')).toBe(1);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = await startMain(port, pgPort);
+    expect(await countRows(pgPort, 'select count(*) from users')).toBe(1);
+    expect(await countRows(pgPort, 'select count(*) from glossary_entries')).toBe(2);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});
