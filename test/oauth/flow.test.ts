@@ -2,14 +2,22 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { CookieJar, discover, inProcessOAuth, insecure, runAuthorization, uniqueHandle } from './helpers.ts';
+import type { TestService } from '../support/service.ts';
+import {
+  CookieJar,
+  discover,
+  inProcessOAuth,
+  insecure,
+  runAuthorization,
+  startOAuthService,
+  uniqueHandle,
+} from './helpers.ts';
 
 let service: TestService;
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 
 beforeAll(async () => {
-  service = await startTestService({ DEV_LOGIN: 'true' });
+  service = await startOAuthService();
   verifier = await inProcessOAuth(service);
 });
 afterAll(async () => {

@@ -6,7 +6,8 @@ import { createContext } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createOAuthServer, type OAuthServer } from '../../src/oauth/index.ts';
-import type { TestService } from '../support/service.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { startTestService, type TestService } from '../support/service.ts';
 
 export const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
@@ -123,10 +124,31 @@ export async function discover(service: TestService): Promise<oauth.Authorizatio
   return oauth.processDiscoveryResponse(issuer, response);
 }
 
-export async function register(service: TestService, metadata: Record<string, unknown>): Promise<Response> {
+/**
+ * The OAuth suites' service: development sign-in on, and behind a "proxy" so each test can speak from its
+ * own client address (X-Forwarded-For) and never share a rate-limit budget with another test.
+ */
+export function startOAuthService(
+  env: Record<string, string> = {},
+  options: { database?: TestDatabase } = {},
+) {
+  return startTestService({ DEV_LOGIN: 'true', TRUST_PROXY: 'true', ...env }, options);
+}
+
+/** A fresh client address from TEST-NET-3 (RFC 5737), for the X-Forwarded-For header. */
+export function randomAddress(): string {
+  const [a, b] = randomBytes(2);
+  return `203.0.${a}.${b}`;
+}
+
+export async function register(
+  service: TestService,
+  metadata: Record<string, unknown>,
+  address = randomAddress(),
+): Promise<Response> {
   return fetch(`${service.url}/oauth/register`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
     body: JSON.stringify(metadata),
   });
 }

@@ -1,0 +1,310 @@
+// Every way a client can get it wrong is refused with the right error, and nothing is issued.
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resourceFor } from '../../src/oauth/index.ts';
+import type { TestService } from '../support/service.ts';
+import {
+  authorize,
+  CookieJar,
+  inProcessOAuth,
+  registerPublicClient,
+  sql,
+  startOAuthService,
+  tokenRequest,
+  uniqueHandle,
+} from './helpers.ts';
+
+let service: TestService;
+let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
+const handle = uniqueHandle('neg');
+let jar: CookieJar;
+
+beforeAll(async () => {
+  service = await startOAuthService();
+  verifier = await inProcessOAuth(service);
+  jar = new CookieJar();
+});
+afterAll(async () => {
+  await verifier?.close();
+  await service?.close();
+});
+
+let created = false;
+/** Signs in once (creating the user), then reuses the browser session. */
+const browser = () => {
+  const options = { handle, create: !created };
+  created = true;
+  return options;
+};
+
+async function exchange(
+  clientId: string,
+  code: string,
+  codeVerifier: string,
+  redirectUri: string,
+  extra: Record<string, string> = {},
+) {
+  return tokenRequest(service, {
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code,
+    code_verifier: codeVerifier,
+    redirect_uri: redirectUri,
+    ...extra,
+  });
+}
+
+async function tokensFor(extra: Record<string, string> = {}, params: Record<string, string> = {}) {
+  const { client, redirectUri } = await registerPublicClient(service);
+  const { code, verifier: v } = await authorize(service, jar, client, redirectUri, browser(), params);
+  const response = await exchange(client.client_id, code, v, redirectUri, extra);
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as Record<string, string>;
+  return { client, redirectUri, body };
+}
+
+function refresh(clientId: string, refreshToken: string, extra: Record<string, string> = {}) {
+  return tokenRequest(service, {
+    grant_type: 'refresh_token',
+    client_id: clientId,
+    refresh_token: refreshToken,
+    ...extra,
+  });
+}
+
+async function expectOAuthError(response: Response, status: number, error: string) {
+  const body = (await response.json()) as Record<string, unknown>;
+  expect({ status: response.status, error: body.error }).toEqual({ status, error });
+  expect(body.access_token).toBeUndefined();
+  expect(body.refresh_token).toBeUndefined();
+}
+
+/** Sends the browser to /oauth/authorize and returns where the server sends it back (or its error page). */
+async function authorizationOutcome(clientId: string, redirectUri: string, params: Record<string, string>) {
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    state: 'st',
+    ...params,
+  }).toString();
+  const response = await new CookieJar().fetch(url.toString());
+  return { status: response.status, location: response.headers.get('location'), body: await response.text() };
+}
+
+describe('authorization requests', () => {
+  it('refuses a request without PKCE, redirecting invalid_request to the client', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const outcome = await authorizationOutcome(client.client_id, redirectUri, {});
+    const back = new URL(outcome.location!);
+    expect(back.origin + back.pathname).toBe(redirectUri);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
+  it('refuses code_challenge_method=plain', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const outcome = await authorizationOutcome(client.client_id, redirectUri, {
+      code_challenge: oauth.generateRandomCodeVerifier(),
+      code_challenge_method: 'plain',
+    });
+    const back = new URL(outcome.location!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
+  it('refuses an unregistered redirect URI without redirecting anywhere', async () => {
+    const { client } = await registerPublicClient(service);
+    const outcome = await authorizationOutcome(client.client_id, 'https://attacker.example/cb', {
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    expect(outcome.status).toBe(400);
+    expect(outcome.location).toBeNull();
+    expect(outcome.body).toContain('invalid_redirect_uri');
+  });
+
+  it('accepts a loopback redirect URI on another port than registered (RFC 8252)', async () => {
+    const { client } = await registerPublicClient(service);
+    const otherPort = 'http://127.0.0.1:61999/callback';
+    const { code } = await authorize(service, jar, client, otherPort, browser());
+    expect(code).toBeTruthy();
+  });
+
+  it('returns access_denied to the client when the user denies', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const url = new URL(`${service.url}/oauth/authorize`);
+    const { runAuthorization } = await import('./helpers.ts');
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+      state: 'st',
+    }).toString();
+    const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+      ...browser(),
+      decision: 'deny',
+    });
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('code')).toBeNull();
+  });
+
+  it('grants the default read scopes when no scope is sent, and ignores unknown ones', async () => {
+    const none = await tokensFor({}, { scope: '' });
+    expect(none.body.scope!.split(' ').every((s) => s.endsWith(':read'))).toBe(true);
+    expect(none.body.scope).toContain('project:read');
+    const unknown = await tokensFor({}, { scope: 'openid profile project:write bogus:thing' });
+    expect(unknown.body.scope).toBe('project:write');
+  });
+});
+
+describe('code exchange', () => {
+  it('refuses a wrong verifier, a redirect URI mismatch and an expired code', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const first = await authorize(service, jar, client, redirectUri, browser());
+    await expectOAuthError(
+      await exchange(client.client_id, first.code, oauth.generateRandomCodeVerifier(), redirectUri),
+      400,
+      'invalid_grant',
+    );
+    await expectOAuthError(
+      await exchange(client.client_id, first.code, first.verifier, 'http://127.0.0.1:53117/other'),
+      400,
+      'invalid_grant',
+    );
+    await expectOAuthError(
+      await exchange(client.client_id, first.code, first.verifier, redirectUri, { code_verifier: '' }),
+      400,
+      'invalid_grant',
+    );
+
+    const second = await authorize(service, jar, client, redirectUri, browser());
+    await sql(
+      service,
+      `update oidc_models set payload = jsonb_set(payload, '{exp}', to_jsonb(extract(epoch from now())::int - 5))
+       where model = 'AuthorizationCode'`,
+    );
+    await expectOAuthError(
+      await exchange(client.client_id, second.code, second.verifier, redirectUri),
+      400,
+      'invalid_grant',
+    );
+  });
+
+  it('refuses a replayed code and revokes the tokens it produced', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const { code, verifier: v } = await authorize(service, jar, client, redirectUri, browser());
+    const first = await exchange(client.client_id, code, v, redirectUri);
+    expect(first.status).toBe(200);
+    const tokens = (await first.json()) as { access_token: string; refresh_token: string };
+    expect(await verifier.oauth.verifyAccessToken(tokens.access_token)).not.toBeNull();
+
+    await expectOAuthError(await exchange(client.client_id, code, v, redirectUri), 400, 'invalid_grant');
+    expect(await verifier.oauth.verifyAccessToken(tokens.access_token)).toBeNull();
+    await expectOAuthError(await refresh(client.client_id, tokens.refresh_token), 400, 'invalid_grant');
+  });
+
+  it('refuses a code presented by another client', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const other = await registerPublicClient(service);
+    const { code, verifier: v } = await authorize(service, jar, client, redirectUri, browser());
+    await expectOAuthError(
+      await exchange(other.client.client_id, code, v, redirectUri),
+      400,
+      'invalid_grant',
+    );
+  });
+});
+
+describe('refresh', () => {
+  it('tolerates a parallel refresh within the grace period', async () => {
+    const { client, body } = await tokensFor();
+    const [a, b] = await Promise.all([
+      refresh(client.client_id, body.refresh_token!),
+      refresh(client.client_id, body.refresh_token!),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const again = await refresh(client.client_id, body.refresh_token!);
+    expect(again.status).toBe(200);
+  });
+
+  it('revokes the grant when a rotated refresh token is reused after the grace period', async () => {
+    const { client, body } = await tokensFor();
+    const rotated = await refresh(client.client_id, body.refresh_token!);
+    expect(rotated.status).toBe(200);
+    const next = (await rotated.json()) as { access_token: string; refresh_token: string };
+
+    // Move the rotation an hour into the past: the old token is now a replay.
+    await sql(
+      service,
+      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
+       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
+    // The whole grant is gone: the newer refresh and access tokens die with it.
+    await expectOAuthError(await refresh(client.client_id, next.refresh_token), 400, 'invalid_grant');
+    expect(await verifier.oauth.verifyAccessToken(next.access_token)).toBeNull();
+  });
+
+  it('refuses another client, scope escalation and a foreign resource without burning the token', async () => {
+    const { client, body } = await tokensFor({}, { scope: 'project:read' });
+    const other = await registerPublicClient(service);
+    await expectOAuthError(await refresh(other.client.client_id, body.refresh_token!), 400, 'invalid_grant');
+    await expectOAuthError(
+      await refresh(client.client_id, body.refresh_token!, { scope: 'project:read project:write' }),
+      400,
+      'invalid_scope',
+    );
+    await expectOAuthError(
+      await refresh(client.client_id, body.refresh_token!, {
+        resource: resourceFor('rest', service.config.baseUrl),
+      }),
+      400,
+      'invalid_target',
+    );
+    const still = await refresh(client.client_id, body.refresh_token!);
+    expect(still.status).toBe(200);
+    expect(((await still.json()) as { scope: string }).scope).toBe('project:read');
+  });
+});
+
+describe('audience', () => {
+  it('binds a token without resource to the MCP resource, which the REST API refuses', async () => {
+    const { body } = await tokensFor({}, { scope: 'user:read' });
+    const caller = await verifier.oauth.verifyAccessToken(body.access_token!);
+    expect(caller?.credential).toMatchObject({ audience: resourceFor('mcp', service.config.baseUrl) });
+    const api = await fetch(`${service.url}/api/v1/user`, {
+      headers: { authorization: `Bearer ${body.access_token}` },
+    });
+    expect(api.status).toBe(401);
+  });
+
+  it('refuses a resource indicator that is not ours', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const outcome = await authorizationOutcome(client.client_id, redirectUri, {
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+      resource: 'https://elsewhere.example/api',
+    });
+    expect(new URL(outcome.location!).searchParams.get('error')).toBe('invalid_target');
+  });
+});
+
+describe('introspection', () => {
+  it('answers active:false to a client the token was not issued to', async () => {
+    const { client, body } = await tokensFor();
+    const other = await registerPublicClient(service);
+    const introspect = (clientId: string) =>
+      fetch(`${service.url}/oauth/introspect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: clientId, token: body.access_token! }).toString(),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    expect((await introspect(client.client_id)).active).toBe(true);
+    expect(await introspect(other.client.client_id)).toEqual({ active: false });
+  });
+});
