@@ -8,6 +8,7 @@ import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
+import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, mountOAuth } from './oauth/index.ts';
 
 /** What every part of the service is built from; created once per process. */
@@ -72,6 +73,11 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   });
   app.use('/api', api.restRouter);
   // [mcp] MCP /mcp is mounted here (src/mcp).
+  const mcp = createMcp(api.pipeline, {
+    baseUrl: ctx.config.baseUrl,
+    challenge: (scope, error) => bearerChallenge(ctx.config.baseUrl, 'mcp', scope, error),
+  });
+  app.use(mcp.router);
   // [web] pages are mounted here (src/web).
   // [oauth] discovery, rate limits, interactions and oidc-provider are mounted here (src/oauth).
   const oauth = mountOAuth(app, ctx);
@@ -82,6 +88,6 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
 
 /** RFC 6750 / RFC 9728 challenge: where the protected resource's metadata is and which scope is needed. */
 export function bearerChallenge(baseUrl: string, door: Door, scope: string, error?: string): string {
-  const metadata = `${baseUrl}/.well-known/oauth-protected-resource${door === 'mcp' ? '/mcp' : ''}`;
+  const metadata = `${baseUrl}/.well-known/oauth-protected-resource/${door === 'mcp' ? 'mcp' : 'api'}`;
   return `Bearer ${error ? `error="${error}", ` : ''}scope="${scope}", resource_metadata="${metadata}"`;
 }

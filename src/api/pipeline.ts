@@ -130,7 +130,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let target: OperationContext['target'];
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
-      const account = await em.findOne(Account, { handle }, { populate: ['user'] });
+      const account = await em.findOne(Account, { handle });
       if (!account) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
       const roles = await resolveRoles(em, caller, account);
       if (!policy.allows(roles, object, action)) {

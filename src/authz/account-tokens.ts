@@ -75,17 +75,36 @@ export async function verifyAccountToken(
 ): Promise<Caller | null> {
   if (!looksLikeAccountToken(token)) return null;
   const hash = hashToken(token);
-  const row = await em.findOne(AccountToken, { tokenHash: hash }, { populate: ['account'] });
-  if (!row || !timingSafeEqual(row.tokenHash, hash)) return null;
-  if (row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+  // Every authenticated request passes here: one indexed read, no entity hydration.
+  const [row] = await em.getConnection().execute<TokenRow[]>(
+    `select t.id, t.token_hash, t.scopes, t.created_by_id, t.expires_at, t.revoked_at, t.last_used_at,
+            a.id as account_id, a.kind as account_kind
+       from account_tokens t join accounts a on a.id = t.account_id
+      where t.token_hash = ?`,
+    [hash],
+  );
+  if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
+  if (row.revoked_at || (row.expires_at && new Date(row.expires_at) <= now)) return null;
+  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
     await em.nativeUpdate(AccountToken, { id: row.id }, { lastUsedAt: now });
   }
   const scopes = new Set(row.scopes.filter(isScope) as Scope[]);
   return {
-    userId: row.createdBy.id,
+    userId: row.created_by_id,
     scopes,
-    restrictedToAccountId: row.account.kind === 'organization' ? row.account.id : undefined,
-    credential: { kind: 'account_token', tokenId: row.id, accountId: row.account.id },
+    restrictedToAccountId: row.account_kind === 'organization' ? row.account_id : undefined,
+    credential: { kind: 'account_token', tokenId: row.id, accountId: row.account_id },
   };
+}
+
+interface TokenRow {
+  id: string;
+  token_hash: Buffer;
+  scopes: string[];
+  created_by_id: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  account_id: string;
+  account_kind: 'user' | 'organization';
 }
