@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { CreateProjectData, CreateProjectErrors, CreateProjectResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetProjectData, GetProjectErrors, GetProjectResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
+import type { CreateModelData, CreateModelErrors, CreateModelResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetProjectData, GetProjectErrors, GetProjectResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -131,4 +131,116 @@ export const updateProject = <ThrowOnError extends boolean = false>(options: Opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List an account's models
+ *
+ * Lists the language models an account translates with, oldest first. API keys are never returned:
+ * each model says whether it has one (`hasApiKey`) and shows its last four characters (`apiKeyLast4`)
+ * so you can tell keys apart.
+ *
+ */
+export const listModels = <ThrowOnError extends boolean = false>(options: Options<ListModelsData, ThrowOnError>) => (options.client ?? client).get<ListModelsResponses, ListModelsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/models',
+    ...options
+});
+
+/**
+ * Add a model to an account
+ *
+ * Adds a language model to an account under a handle unique within the account. `model` names the
+ * provider and the model as `provider:model` (for example `openai:gpt-4o`). `baseUrl` points at a
+ * compatible endpoint: https, or plain http only for localhost. The `apiKey` is encrypted at rest and
+ * never returned. With `isDefault: true` the model becomes the account's one default model and any
+ * previous default stops being it.
+ *
+ */
+export const createModel = <ThrowOnError extends boolean = false>(options: Options<CreateModelData, ThrowOnError>) => (options.client ?? client).post<CreateModelResponses, CreateModelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/models',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a model
+ *
+ * Removes a model and its encrypted API key from an account for good.
+ */
+export const deleteModel = <ThrowOnError extends boolean = false>(options: Options<DeleteModelData, ThrowOnError>) => (options.client ?? client).delete<DeleteModelResponses, DeleteModelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/models/{modelHandle}',
+    ...options
+});
+
+/**
+ * Update a model
+ *
+ * Changes a model's identifier, base URL, API key or default flag. Fields left out stay as they are;
+ * `apiKey: null` removes the key and `baseUrl: null` the base URL. `isDefault: true` makes this the
+ * account's default model (the previous default stops being it); `isDefault: false` leaves the
+ * account without a default if this was it.
+ *
+ */
+export const updateModel = <ThrowOnError extends boolean = false>(options: Options<UpdateModelData, ThrowOnError>) => (options.client ?? client).patch<UpdateModelResponses, UpdateModelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/models/{modelHandle}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an account's tokens
+ *
+ * Lists the account tokens of an account, oldest first, including expired and revoked ones (see
+ * `status`). The secret is shown only once, when a token is created; lists show its visible
+ * `tokenPrefix` so you can tell tokens apart.
+ *
+ */
+export const listTokens = <ThrowOnError extends boolean = false>(options: Options<ListTokensData, ThrowOnError>) => (options.client ?? client).get<ListTokensResponses, ListTokensErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/tokens',
+    ...options
+});
+
+/**
+ * Create an account token
+ *
+ * Creates a bearer token for an account and returns its secret in `token`, once: store it now, it
+ * cannot be shown again. A token for a personal account acts wherever its user may act; a token for
+ * an organization account acts on that organization only. A token never carries more than you hold:
+ * every requested scope must be in the token you call with and allowed by your role (for a personal
+ * token, your role anywhere); otherwise the answer is 403 listing the scopes beyond that ceiling.
+ * Tokens expire after `expiresInDays` days (1 to 366, default 90).
+ *
+ */
+export const createToken = <ThrowOnError extends boolean = false>(options: Options<CreateTokenData, ThrowOnError>) => (options.client ?? client).post<CreateTokenResponses, CreateTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/tokens',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke an account token
+ *
+ * Revokes a token by its id; it stops working at once. Revoking a revoked token succeeds and changes
+ * nothing (the first revocation time stays). The token stays listed with `status: revoked`.
+ *
+ */
+export const revokeToken = <ThrowOnError extends boolean = false>(options: Options<RevokeTokenData, ThrowOnError>) => (options.client ?? client).delete<RevokeTokenResponses, RevokeTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/tokens/{token}',
+    ...options
 });

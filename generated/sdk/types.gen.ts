@@ -14,7 +14,7 @@ export type Problem = {
     detail?: string;
     errors?: Array<{
         /**
-         * JSON pointer into the request
+         * JSON pointer into the request, such as /body/name.
          */
         pointer: string;
         message: string;
@@ -104,6 +104,129 @@ export type ProjectPage = {
 };
 
 /**
+ * A language model an account translates with. The API key itself is never returned.
+ */
+export type AccountModel = {
+    id: Uuid;
+    account: Handle;
+    handle: Handle;
+    model: ModelIdentifier;
+    baseUrl: string | null;
+    /**
+     * Whether an API key is stored.
+     */
+    hasApiKey: boolean;
+    /**
+     * The last four characters of the stored API key, to tell keys apart; null without a key.
+     */
+    apiKeyLast4: string | null;
+    /**
+     * Whether this is the account's default model (at most one is).
+     */
+    isDefault: boolean;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+};
+
+/**
+ * The provider and the model, as provider:model (for example openai:gpt-4o).
+ */
+export type ModelIdentifier = string;
+
+/**
+ * An https URL, or plain http for localhost only. No credentials in the URL.
+ */
+export type ModelBaseUrl = string;
+
+/**
+ * The provider's API key; stored encrypted, never returned.
+ */
+export type ModelApiKey = string;
+
+export type AccountModelCreate = {
+    handle: Handle;
+    model: ModelIdentifier;
+    baseUrl?: ModelBaseUrl;
+    apiKey?: ModelApiKey;
+    isDefault?: boolean;
+};
+
+export type AccountModelUpdate = {
+    model?: ModelIdentifier;
+    /**
+     * A new base URL, or null to remove it.
+     */
+    baseUrl?: ModelBaseUrl | null;
+    /**
+     * A new API key, or null to remove the stored one.
+     */
+    apiKey?: ModelApiKey | null;
+    isDefault?: boolean;
+};
+
+export type AccountModelPage = {
+    items: Array<AccountModel>;
+    nextCursor: NextCursor;
+};
+
+/**
+ * An object:action scope. model:*, token:* and apps:* extend the spec's list (docs/authorization.md).
+ */
+export type Scope = 'user:read' | 'user:write' | 'account:read' | 'organization:read' | 'organization:write' | 'organization:delete' | 'organization:admin' | 'members:read' | 'members:write' | 'project:read' | 'project:write' | 'project:admin' | 'project:delete' | 'voice:read' | 'voice:write' | 'voice:admin' | 'glossary:read' | 'glossary:write' | 'glossary:admin' | 'model:read' | 'model:write' | 'token:read' | 'token:write' | 'apps:read' | 'apps:write';
+
+/**
+ * An account token as its owners see it; never its secret.
+ */
+export type AccountToken = {
+    id: Uuid;
+    account: Handle;
+    name: string;
+    description: string;
+    scopes: Array<Scope>;
+    /**
+     * The visible start of the token (l10n_ and 7 characters).
+     */
+    tokenPrefix: string;
+    status: 'active' | 'expired' | 'revoked';
+    expiresAt: string | null;
+    /**
+     * When the token was last used (updated at most once a minute); null if never.
+     */
+    lastUsedAt: string | null;
+    revokedAt: string | null;
+    createdAt: Timestamp;
+    /**
+     * Handle of the personal account of the user who created it.
+     */
+    createdBy: string;
+};
+
+/**
+ * The new token and, this once, its secret.
+ */
+export type AccountTokenCreated = AccountToken & {
+    /**
+     * The bearer secret. Shown only in this response; store it now.
+     */
+    token: string;
+};
+
+export type AccountTokenCreate = {
+    name: string;
+    description?: string;
+    scopes: Array<Scope>;
+    /**
+     * Lifetime in days from now. Tokens created through the API always expire.
+     */
+    expiresInDays?: number;
+};
+
+export type AccountTokenPage = {
+    items: Array<AccountToken>;
+    nextCursor: NextCursor;
+};
+
+/**
  * Handle of the account (personal or organization).
  */
 export type Account2 = Handle;
@@ -132,6 +255,16 @@ export type Limit = number;
  * The ETag of the version you edited; a stale value answers 412 and changes nothing.
  */
 export type IfMatch = string;
+
+/**
+ * Handle of the model within the account (not its provider:model identifier).
+ */
+export type Model = Handle;
+
+/**
+ * Id of the account token (from listTokens or createToken).
+ */
+export type Token = Uuid;
 
 export type GetCurrentUserData = {
     body?: never;
@@ -501,3 +634,331 @@ export type UpdateProjectResponses = {
 };
 
 export type UpdateProjectResponse = UpdateProjectResponses[keyof UpdateProjectResponses];
+
+export type ListModelsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/models';
+};
+
+export type ListModelsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListModelsError = ListModelsErrors[keyof ListModelsErrors];
+
+export type ListModelsResponses = {
+    /**
+     * A page of models.
+     */
+    200: AccountModelPage;
+};
+
+export type ListModelsResponse = ListModelsResponses[keyof ListModelsResponses];
+
+export type CreateModelData = {
+    body: AccountModelCreate;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/models';
+};
+
+export type CreateModelErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type CreateModelError = CreateModelErrors[keyof CreateModelErrors];
+
+export type CreateModelResponses = {
+    /**
+     * The new model (without its key).
+     */
+    201: AccountModel;
+};
+
+export type CreateModelResponse = CreateModelResponses[keyof CreateModelResponses];
+
+export type DeleteModelData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+        /**
+         * Handle of the model within the account (not its provider:model identifier).
+         */
+        modelHandle: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/models/{modelHandle}';
+};
+
+export type DeleteModelErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type DeleteModelError = DeleteModelErrors[keyof DeleteModelErrors];
+
+export type DeleteModelResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteModelResponse = DeleteModelResponses[keyof DeleteModelResponses];
+
+export type UpdateModelData = {
+    body: AccountModelUpdate;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+        /**
+         * Handle of the model within the account (not its provider:model identifier).
+         */
+        modelHandle: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/models/{modelHandle}';
+};
+
+export type UpdateModelErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type UpdateModelError = UpdateModelErrors[keyof UpdateModelErrors];
+
+export type UpdateModelResponses = {
+    /**
+     * The updated model (without its key).
+     */
+    200: AccountModel;
+};
+
+export type UpdateModelResponse = UpdateModelResponses[keyof UpdateModelResponses];
+
+export type ListTokensData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/tokens';
+};
+
+export type ListTokensErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
+
+export type ListTokensResponses = {
+    /**
+     * A page of tokens.
+     */
+    200: AccountTokenPage;
+};
+
+export type ListTokensResponse = ListTokensResponses[keyof ListTokensResponses];
+
+export type CreateTokenData = {
+    body: AccountTokenCreate;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/tokens';
+};
+
+export type CreateTokenErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type CreateTokenError = CreateTokenErrors[keyof CreateTokenErrors];
+
+export type CreateTokenResponses = {
+    /**
+     * The new token, with its secret shown this once.
+     */
+    201: AccountTokenCreated;
+};
+
+export type CreateTokenResponse = CreateTokenResponses[keyof CreateTokenResponses];
+
+export type RevokeTokenData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+        /**
+         * Id of the account token (from listTokens or createToken).
+         */
+        token: Uuid;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/tokens/{token}';
+};
+
+export type RevokeTokenErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
+
+export type RevokeTokenResponses = {
+    /**
+     * Revoked (or already revoked).
+     */
+    204: void;
+};
+
+export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];

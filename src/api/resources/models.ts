@@ -1,0 +1,91 @@
+import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
+import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
+import { uuidv7 } from '../../lib/ids.ts';
+import { page, pageQuery, pageRequest } from '../pagination.ts';
+import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+
+/** The API key never leaves the service: a response says whether there is one and how it ends. */
+function serializeModel(model: IAccountModel, accountHandle: string) {
+  return {
+    id: model.id,
+    account: accountHandle,
+    handle: model.handle,
+    model: model.model,
+    baseUrl: model.baseUrl,
+    hasApiKey: model.apiKeyEncrypted !== null,
+    apiKeyLast4: model.apiKeyLast4,
+    isDefault: model.isDefault,
+    createdAt: model.createdAt.toISOString(),
+    updatedAt: model.updatedAt.toISOString(),
+  };
+}
+
+async function findModel(op: OperationContext): Promise<IAccountModel> {
+  const model = await op.em.findOne(AccountModel, {
+    account: op.target!.account.id,
+    handle: op.params.modelHandle!,
+  });
+  if (!model)
+    throw problems.notFound(`No model "${op.params.modelHandle}" in "${op.target!.account.handle}".`);
+  return model;
+}
+
+export const modelHandlers: Record<string, OperationHandler> = {
+  async listModels(op) {
+    const account = op.target!.account;
+    const request = pageRequest(op.query);
+    const { where, options } = pageQuery(request);
+    const rows = await op.em.find(AccountModel, { account: account.id, ...where }, options);
+    return { status: 200, body: page(rows, request, (m) => serializeModel(m, account.handle)) };
+  },
+
+  async createModel(op) {
+    const account = op.target!.account;
+    const { handle, model, baseUrl = null, apiKey = null, isDefault = false } = op.body;
+    if (baseUrl !== null) assertModelBaseUrl(baseUrl, '/body/baseUrl');
+    if (await op.em.count(AccountModel, { account: account.id, handle })) {
+      throw problems.conflict(`"${account.handle}" already has a model "${handle}".`);
+    }
+    // The id is the key's associated data, so it must exist before the key is encrypted.
+    const id = uuidv7();
+    if (isDefault) await clearOtherDefaults(op.em, account.id, id);
+    const row = op.em.create(AccountModel, {
+      id,
+      account,
+      handle,
+      model,
+      baseUrl,
+      isDefault,
+      ...sealModelApiKey(op.service.cipher, id, apiKey),
+    });
+    op.audit('model.create', 'account_model', id, { handle, model, isDefault, hasApiKey: apiKey !== null });
+    await op.em.flush();
+    return { status: 201, body: serializeModel(row, account.handle) };
+  },
+
+  async updateModel(op) {
+    const row = await findModel(op);
+    const { model, baseUrl, apiKey, isDefault } = op.body;
+    if (typeof baseUrl === 'string') assertModelBaseUrl(baseUrl, '/body/baseUrl');
+    if (isDefault === true && !row.isDefault) await clearOtherDefaults(op.em, op.target!.account.id, row.id);
+    op.em.assign(row, {
+      ...(model !== undefined ? { model } : {}),
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+      ...(isDefault !== undefined ? { isDefault } : {}),
+      ...(apiKey !== undefined ? sealModelApiKey(op.service.cipher, row.id, apiKey) : {}),
+    });
+    // Field names only: the audit trail must not become a second place where the key is kept.
+    op.audit('model.update', 'account_model', row.id, { handle: row.handle, fields: Object.keys(op.body) });
+    await op.em.flush();
+    return { status: 200, body: serializeModel(row, op.target!.account.handle) };
+  },
+
+  async deleteModel(op) {
+    const row = await findModel(op);
+    op.audit('model.delete', 'account_model', row.id, { handle: row.handle });
+    op.em.remove(row);
+    await op.em.flush();
+    return { status: 204 };
+  },
+};

@@ -1,0 +1,118 @@
+import { isScope, type Scope } from '../../authz/scopes.ts';
+import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
+import { Account, AccountToken, type IAccountToken } from '../../db/entities/index.ts';
+import { issueAccountToken } from '../../domain/tokens.ts';
+import { page, pageQuery, pageRequest } from '../pagination.ts';
+import type { OperationHandler } from '../pipeline.ts';
+import { Problem, problems } from '../problem.ts';
+
+const DAY_MS = 86_400_000;
+/** Tokens created through the API always expire; a leaked one stops working by itself. */
+const DEFAULT_LIFETIME_DAYS = 90;
+
+function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
+  if (token.revokedAt) return 'revoked';
+  if (token.expiresAt && token.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+/** Never the secret or its hash: only what tells tokens apart and says what they can do. */
+function serializeToken(token: IAccountToken, accountHandle: string, createdBy: string, now = new Date()) {
+  return {
+    id: token.id,
+    account: accountHandle,
+    name: token.name,
+    description: token.description,
+    scopes: token.scopes,
+    tokenPrefix: token.tokenPrefix,
+    status: tokenStatus(token, now),
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+    revokedAt: token.revokedAt?.toISOString() ?? null,
+    createdAt: token.createdAt.toISOString(),
+    createdBy,
+  };
+}
+
+export const tokenHandlers: Record<string, OperationHandler> = {
+  async listTokens(op) {
+    const account = op.target!.account;
+    const request = pageRequest(op.query);
+    const { where, options } = pageQuery(request);
+    const rows = await op.em.find(AccountToken, { account: account.id, ...where }, options);
+    // Creators are named by their personal account's handle, fetched for the whole page at once.
+    const creatorIds = [...new Set(rows.map((t) => t.createdBy.id))];
+    const creators = creatorIds.length ? await op.em.find(Account, { user: { $in: creatorIds } }) : [];
+    const handleOf = new Map(creators.map((a) => [a.user!.id, a.handle]));
+    const now = new Date();
+    return {
+      status: 200,
+      body: page(rows, request, (t) =>
+        serializeToken(t, account.handle, handleOf.get(t.createdBy.id) ?? '', now),
+      ),
+    };
+  },
+
+  async createToken(op) {
+    const target = op.target!;
+    const requested: string[] = op.body.scopes;
+    // openapi.yaml lists the scopes as an enum; this keeps the handler safe if the two ever drift.
+    const unknown = requested.findIndex((s) => !isScope(s));
+    if (unknown >= 0)
+      throw problems.badRequest(`"${requested[unknown]}" is not a scope.`, `/body/scopes/${unknown}`);
+    const scopes = requested as Scope[];
+
+    const beyond = await scopesBeyondCeiling(op.em, op.policy, op.caller, target, scopes);
+    if (beyond.length > 0) {
+      throw new Problem(
+        403,
+        'forbidden',
+        'Forbidden',
+        `A token cannot carry more than its creator holds; you do not hold ${beyond.join(', ')} on "${target.account.handle}".`,
+        {
+          errors: beyond.map((scope) => ({
+            pointer: '/body/scopes',
+            message: `${scope} is beyond what your token and your role allow.`,
+          })),
+        },
+      );
+    }
+
+    const days: number = op.body.expiresInDays ?? DEFAULT_LIFETIME_DAYS;
+    const { row, secret } = issueAccountToken(op.em, {
+      account: target.account,
+      createdById: op.caller.userId,
+      name: op.body.name,
+      description: op.body.description ?? '',
+      scopes,
+      expiresAt: new Date(Date.now() + days * DAY_MS),
+    });
+    await op.em.flush();
+    op.audit('token.create', 'account_token', row.id, {
+      name: row.name,
+      scopes: row.scopes,
+      tokenPrefix: row.tokenPrefix,
+      expiresAt: row.expiresAt?.toISOString() ?? null,
+    });
+    const creator = await op.em.findOneOrFail(Account, { user: op.caller.userId });
+    return {
+      status: 201,
+      body: { ...serializeToken(row, target.account.handle, creator.handle), token: secret },
+    };
+  },
+
+  async revokeToken(op) {
+    const token = await op.em.findOne(AccountToken, { id: op.params.token!, account: op.target!.account.id });
+    if (!token) throw problems.notFound(`No token ${op.params.token} in "${op.target!.account.handle}".`);
+    // Idempotent: a second revoke changes nothing, so the first revocation time stays the record.
+    if (!token.revokedAt) {
+      token.revokedAt = new Date();
+      op.audit('token.revoke', 'account_token', token.id, {
+        name: token.name,
+        tokenPrefix: token.tokenPrefix,
+      });
+      await op.em.flush();
+    }
+    return { status: 204 };
+  },
+};

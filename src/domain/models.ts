@@ -1,0 +1,63 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { problems } from '../api/problem.ts';
+import { AccountModel, type IAccountModel } from '../db/entities/index.ts';
+import type { FieldCipher } from '../lib/field-encryption.ts';
+
+// Account models: which LLM an account translates with, and the key to call it. The key is a secret we
+// must give back to ourselves later, so it is encrypted (not hashed) and bound to its row.
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+function isLoopback(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * A base URL the service may send an API key to: https anywhere, plain http only to this machine (a
+ * local model server), and no credentials in the URL, which would be stored and shown in clear.
+ */
+export function assertModelBaseUrl(value: string, pointer: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw problems.badRequest('The base URL is not a valid absolute URL.', pointer);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
+    throw problems.badRequest('The base URL must use https (plain http only for localhost).', pointer);
+  }
+  if (url.username || url.password) {
+    throw problems.badRequest('Put credentials in apiKey, not in the base URL.', pointer);
+  }
+}
+
+/** The stored form of an API key; the row id is the associated data, so a ciphertext cannot move rows. */
+export function sealModelApiKey(
+  cipher: FieldCipher,
+  modelId: string,
+  apiKey: string | null,
+): Pick<IAccountModel, 'apiKeyEncrypted' | 'apiKeyLast4'> {
+  if (apiKey === null) return { apiKeyEncrypted: null, apiKeyLast4: null };
+  return { apiKeyEncrypted: cipher.encrypt(apiKey, modelId), apiKeyLast4: apiKey.slice(-4) };
+}
+
+/** The plaintext key, for the code that calls the model; never for a response. */
+export function openModelApiKey(cipher: FieldCipher, model: IAccountModel): string | null {
+  return model.apiKeyEncrypted ? cipher.decrypt(Buffer.from(model.apiKeyEncrypted), model.id) : null;
+}
+
+/**
+ * Clears the default flag on the account's other models, in the caller's transaction, before one becomes
+ * the default. The partial unique index `account_models_one_default` still settles two concurrent calls.
+ */
+export async function clearOtherDefaults(
+  em: EntityManager,
+  accountId: string,
+  keepId: string,
+): Promise<void> {
+  await em.nativeUpdate(
+    AccountModel,
+    { account: accountId, isDefault: true, id: { $ne: keepId } },
+    { isDefault: false },
+  );
+}
