@@ -1,0 +1,54 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { OperationRequest, OperationResponse } from '../api/pipeline.ts';
+import { Problem, problems } from '../api/problem.ts';
+import type { ToolDefinition } from './tools.ts';
+
+// A tool call is an operation request in disguise: the flat arguments go back to path, query, headers
+// and body, the pipeline validates and runs them exactly as for REST, and its answer becomes a tool result.
+
+type OperationArguments = Pick<OperationRequest, 'params' | 'query' | 'headers' | 'body'>;
+
+/** Splits tool arguments by the tool's placement; an argument the tool does not have is a 400 problem. */
+export function toOperationArguments(
+  definition: ToolDefinition,
+  args: Record<string, unknown>,
+): OperationArguments | Problem {
+  const request: OperationArguments = { params: {}, query: {}, headers: {}, body: undefined };
+  const fields: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  for (const [argument, value] of Object.entries(args)) {
+    const place = definition.placement.get(argument);
+    if (!place) unknown.push(argument);
+    // An explicit null for an optional parameter is how some clients say "not given".
+    else if (place.in !== 'body' && value === null) continue;
+    else if (place.in === 'path') request.params[place.name] = String(value);
+    else if (place.in === 'query') request.query[place.name] = value;
+    else if (place.in === 'header') request.headers[place.name.toLowerCase()] = String(value);
+    else if (definition.wholeBody) request.body = value;
+    else fields[place.name] = value;
+  }
+  if (unknown.length > 0) {
+    return problems.validation(
+      unknown.map((name) => ({ pointer: `/arguments/${name}`, message: 'is not an argument of this tool' })),
+    );
+  }
+  if (definition.hasBody && !definition.wholeBody) request.body = fields;
+  return request;
+}
+
+/** Success: structuredContent and a JSON text copy. Failure: isError with the problem details only. */
+export function toToolResult(definition: ToolDefinition, response: OperationResponse): CallToolResult {
+  if (response.status >= 400) return problemResult(response.body);
+  if (response.body === undefined) {
+    return { content: [{ type: 'text', text: `Done (HTTP ${response.status}, no content).` }] };
+  }
+  const structured = definition.wrapsResult
+    ? { result: response.body }
+    : (response.body as Record<string, unknown>);
+  return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }] };
+}
+
+export function problemResult(problem: unknown): CallToolResult {
+  const body = problem instanceof Problem ? problem.toJSON() : problem;
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}

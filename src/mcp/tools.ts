@@ -1,0 +1,173 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Catalogue, OperationSpec } from '../api/catalogue.ts';
+import type { Scope } from '../authz/scopes.ts';
+import { inlineSchema, isObjectSchema, type JsonSchema, resolveRef } from './json-schema.ts';
+import { translationWorkReason } from './translation-work.ts';
+
+// MCP tools derived from the operations of openapi.yaml tagged `x-mcp`: no tool has code of its own. A
+// tool's arguments are one flat object (path, query and header parameters next to the body's fields);
+// `placement` says where each argument goes back to when the call runs through the operation pipeline.
+
+export type ArgumentPlace = { in: 'path' | 'query' | 'header'; name: string } | { in: 'body'; name: string };
+
+export interface ToolDefinition {
+  /** What tools/list shows. */
+  tool: Tool;
+  spec: OperationSpec;
+  scope: Scope;
+  /** Argument name -> where it belongs in the operation request. */
+  placement: Map<string, ArgumentPlace>;
+  /** The body is one argument (`body`) rather than flattened fields: it is not a closed object schema. */
+  wholeBody: boolean;
+  hasBody: boolean;
+  /** The response body is not an object, so structuredContent is `{ result: body }`. */
+  wrapsResult: boolean;
+}
+
+export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const WHOLE_BODY_ARGUMENT = 'body';
+
+/** Every x-mcp operation as a tool; throws at start on anything a client could not use as it is. */
+export function deriveTools(catalogue: Catalogue): ToolDefinition[] {
+  const tools: ToolDefinition[] = [];
+  const names = new Map<string, string>();
+  for (const spec of catalogue.operations.values()) {
+    if (!spec.mcp) continue;
+    const where = `${spec.method.toUpperCase()} ${spec.path} (${spec.operationId})`;
+    const refused = translationWorkReason(spec);
+    if (refused) throw new Error(`openapi.yaml: ${where} is tagged x-mcp, but ${refused} (spec 1.5)`);
+    const name = spec.mcp.name ?? snakeCase(spec.operationId);
+    if (!TOOL_NAME.test(name))
+      throw new Error(`openapi.yaml: ${where} x-mcp name "${name}" is not snake_case`);
+    const taken = names.get(name);
+    if (taken) throw new Error(`openapi.yaml: ${where} and ${taken} both become the MCP tool "${name}"`);
+    names.set(name, spec.operationId);
+    tools.push(deriveTool(catalogue.document, spec, name, where));
+  }
+  return tools;
+}
+
+function deriveTool(
+  document: Record<string, unknown>,
+  spec: OperationSpec,
+  name: string,
+  where: string,
+): ToolDefinition {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  const placement = new Map<string, ArgumentPlace>();
+  const add = (argument: string, place: ArgumentPlace, schema: JsonSchema, isRequired: boolean) => {
+    const existing = placement.get(argument);
+    if (existing) {
+      throw new Error(
+        `openapi.yaml: ${where}: the ${place.in} field "${place.name}" and the ${existing.in} field ` +
+          `"${existing.name}" would both be the MCP argument "${argument}"; rename one of them`,
+      );
+    }
+    placement.set(argument, place);
+    properties[argument] = schema;
+    if (isRequired) required.push(argument);
+  };
+
+  for (const raw of (spec.raw.parameters as unknown[] | undefined) ?? []) {
+    const param = resolveRef(document, raw);
+    if (param.in === 'cookie') continue;
+    const schema = inlineSchema(document, param.schema ?? {}, `${where} parameter ${param.name}`);
+    if (param.description) schema.description = param.description;
+    const argument = param.in === 'header' ? snakeCase(param.name) : param.name;
+    add(argument, { in: param.in, name: param.name }, schema, param.in === 'path' || param.required === true);
+  }
+
+  const requestBody = spec.raw.requestBody ? resolveRef(document, spec.raw.requestBody) : undefined;
+  const bodySchema = requestBody?.content?.['application/json']?.schema;
+  let wholeBody = false;
+  if (bodySchema) {
+    const body = inlineSchema(document, bodySchema, `${where} request body`);
+    const bodyRequired = requestBody.required === true;
+    if (isObjectSchema(body) && body.additionalProperties === false && body.properties) {
+      const fieldsRequired = new Set(bodyRequired ? ((body.required as string[] | undefined) ?? []) : []);
+      for (const [field, schema] of Object.entries(body.properties as Record<string, JsonSchema>)) {
+        add(field, { in: 'body', name: field }, schema, fieldsRequired.has(field));
+      }
+    } else {
+      // An open map or a union cannot be spread into named arguments without changing its meaning.
+      wholeBody = true;
+      add(WHOLE_BODY_ARGUMENT, { in: 'body', name: WHOLE_BODY_ARGUMENT }, body, bodyRequired);
+    }
+  }
+
+  const inputSchema: Tool['inputSchema'] = {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+  const output = outputSchemaOf(document, spec, where);
+  const method = spec.method;
+  const tool: Tool = {
+    name,
+    title: spec.summary,
+    description: describe(spec),
+    inputSchema,
+    ...(output ? { outputSchema: output.schema } : {}),
+    annotations: {
+      title: spec.summary,
+      readOnlyHint: method === 'get',
+      destructiveHint: method === 'delete',
+      idempotentHint: method === 'get' || method === 'put' || method === 'delete',
+      openWorldHint: false,
+    },
+  };
+  return {
+    tool,
+    spec,
+    scope: spec.scope,
+    placement,
+    wholeBody,
+    hasBody: Boolean(bodySchema),
+    wrapsResult: output?.wraps ?? false,
+  };
+}
+
+/** The success response's JSON schema, wrapped in `{ result }` when it is not an object; none for 204. */
+function outputSchemaOf(document: Record<string, unknown>, spec: OperationSpec, where: string) {
+  const responses = (spec.raw.responses ?? {}) as Record<string, unknown>;
+  const status = Object.keys(responses)
+    .filter((code) => /^2\d\d$/.test(code))
+    .sort()[0];
+  if (!status) throw new Error(`openapi.yaml: ${where} has no success response`);
+  const schema = resolveRef(document, responses[status])?.content?.['application/json']?.schema;
+  if (!schema) return undefined;
+  const inlined = inlineSchema(document, schema, `${where} response ${status}`);
+  if (isObjectSchema(inlined)) return { schema: inlined as NonNullable<Tool['outputSchema']>, wraps: false };
+  return {
+    schema: {
+      type: 'object' as const,
+      properties: { result: inlined },
+      required: ['result'],
+      additionalProperties: false,
+    },
+    wraps: true,
+  };
+}
+
+function describe(spec: OperationSpec): string {
+  const parts = [spec.summary.trim().replace(/\.?$/, '.'), spec.description.trim()].filter(Boolean);
+  parts.push(`Requires the ${spec.scope} scope.`);
+  if (spec.accountParam) {
+    parts.push(
+      `Name the account by its handle in \`${spec.accountParam}\`; call list_accounts first to learn the handles you can use.`,
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/** `listProjects` -> `list_projects`, `If-Match` -> `if_match`. */
+export function snakeCase(identifier: string): string {
+  return identifier
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toLowerCase();
+}

@@ -1,0 +1,50 @@
+// MCP against REST on the same operation: tools/call list_projects (a stateless POST /mcp, a server and a
+// transport per request) next to GET /api/v1/accounts/{account}/projects, one after the other, same data.
+import { type BenchEnv, measure, report } from './harness.ts';
+
+export async function benchMcp(env: BenchEnv) {
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'list_projects', arguments: { account: env.handle } },
+  };
+  const mcpHeaders = {
+    authorization: `Bearer ${env.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
+  await assertSameList(env, call, mcpHeaders);
+
+  const rest = await measure('REST GET /api/v1/accounts/{account}/projects', {
+    url: `${env.service.url}/api/v1/accounts/${env.handle}/projects`,
+    headers: { authorization: `Bearer ${env.token}` },
+  });
+  const mcp = await measure('MCP tools/call list_projects', {
+    url: `${env.service.url}/mcp`,
+    method: 'POST',
+    headers: mcpHeaders,
+    body: JSON.stringify(call),
+  });
+  report('MCP vs REST, same operation', [rest, mcp], {
+    label: 'MCP throughput / REST',
+    value: mcp.requestsPerSecond / rest.requestsPerSecond,
+    aim: 0.7,
+  });
+  return { rest, mcp };
+}
+
+/** A benchmark of an error path measures nothing: both doors must answer the same page first. */
+async function assertSameList(env: BenchEnv, call: unknown, headers: Record<string, string>) {
+  const rest = await fetch(`${env.service.url}/api/v1/accounts/${env.handle}/projects`, {
+    headers: { authorization: headers.authorization! },
+  });
+  const mcp = await fetch(`${env.service.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(call) });
+  const restBody = await rest.json();
+  const mcpBody = await mcp.json();
+  const same = JSON.stringify(mcpBody?.result?.structuredContent) === JSON.stringify(restBody);
+  if (rest.status !== 200 || mcp.status !== 200 || mcpBody.result?.isError || !same) {
+    throw new Error(`MCP and REST disagree before the benchmark: ${JSON.stringify({ restBody, mcpBody })}`);
+  }
+}

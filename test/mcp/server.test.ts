@@ -1,0 +1,303 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { ALL_SCOPES, DEFAULT_OAUTH_SCOPES } from '../../src/authz/scopes.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { issueToken, mcpClient, postMcp } from './helpers.ts';
+
+let service: TestService;
+let ada: TestUser;
+let bob: TestUser;
+let adaMcp: Client;
+let adaReadOnly: string;
+let metadataUrl: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ada = await createTestUser(service, 'ada');
+  bob = await createTestUser(service, 'bob');
+  adaReadOnly = await issueToken(service, 'ada', DEFAULT_OAUTH_SCOPES);
+  adaMcp = await mcpClient(service, ada.token);
+  metadataUrl = `${service.url}/.well-known/oauth-protected-resource/mcp`;
+});
+afterAll(async () => {
+  await adaMcp?.close();
+  await service?.close();
+});
+
+const problemOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
+  JSON.parse((result.content as { type: string; text: string }[])[0]!.text);
+
+describe('MCP server at /mcp', () => {
+  it('introduces itself with instructions and lists tools derived from openapi.yaml', async () => {
+    expect(adaMcp.getServerVersion()?.name).toBe('l10n');
+    expect(adaMcp.getInstructions()).toMatch(/list_accounts/);
+    const { tools } = await adaMcp.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect([...byName.keys()]).toEqual(
+      expect.arrayContaining(['list_accounts', 'list_projects', 'create_project']),
+    );
+
+    const create = byName.get('create_project')!;
+    expect(create.inputSchema.required).toEqual(['account', 'handle', 'name', 'sourceLocale']);
+    expect(create.inputSchema.properties).toHaveProperty('targetLocales');
+    expect(JSON.stringify(create.inputSchema)).not.toContain('$ref');
+    expect(create.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+    expect(create.description).toMatch(/project:write/);
+    expect(create.description).toMatch(/call list_accounts first/);
+    expect(byName.get('list_projects')!.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: true,
+    });
+    for (const tool of tools) expect(tool.name).toMatch(/^[a-z][a-z0-9_]*$/);
+  });
+
+  it('creates a project through tools/call, visible through the REST API', async () => {
+    const result = await adaMcp.callTool({
+      name: 'create_project',
+      arguments: {
+        account: 'ada',
+        handle: 'docs',
+        name: 'Docs',
+        sourceLocale: 'en-us',
+        targetLocales: ['de'],
+      },
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ account: 'ada', handle: 'docs', sourceLocale: 'en-US' });
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(result.structuredContent);
+
+    const rest = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'docs' } });
+    expect(rest.response.status).toBe(200);
+    expect(rest.data).toEqual(result.structuredContent);
+  });
+
+  it('returns outputs that validate against each outputSchema (checked by the SDK client)', async () => {
+    // The client validates structuredContent of the tools it has listed; list first.
+    const { tools } = await adaMcp.listTools();
+    const calls: [string, Record<string, unknown>][] = [
+      ['list_accounts', {}],
+      ['list_accounts', { limit: 1 }],
+      ['get_account', { account: 'ada' }],
+      ['list_projects', { account: 'ada' }],
+      ['get_project', { account: 'ada', project: 'docs' }],
+      ['update_project', { account: 'ada', project: 'docs', targetLocales: ['de', 'fr'] }],
+    ];
+    for (const [name, args] of calls) {
+      const result = await adaMcp.callTool({ name, arguments: args });
+      expect(result.isError, `${name} ${JSON.stringify(result.content)}`).toBeFalsy();
+      expect(result.structuredContent, name).toBeDefined();
+    }
+    // Every read tool that needs at most an account answers ada's own account with a valid output.
+    const simpleReads = tools.filter(
+      (tool) =>
+        tool.annotations?.readOnlyHint &&
+        (tool.inputSchema.required ?? []).every((name) => name === 'account'),
+    );
+    expect(simpleReads.length).toBeGreaterThanOrEqual(3);
+    for (const tool of simpleReads) {
+      const args =
+        tool.inputSchema.properties && 'account' in tool.inputSchema.properties ? { account: 'ada' } : {};
+      const result = await adaMcp.callTool({ name: tool.name, arguments: args });
+      if (!result.isError) expect(result.structuredContent, tool.name).toBeDefined();
+    }
+  });
+
+  it('reports invalid arguments as a tool error with pointers, and stores nothing', async () => {
+    const invalid = await adaMcp.callTool({
+      name: 'create_project',
+      arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },
+    });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.structuredContent).toBeUndefined();
+    const problem = problemOf(invalid);
+    expect(problem.status).toBe(400);
+    expect(problem.errors.map((e: { pointer: string }) => e.pointer)).toContain('/body/handle');
+
+    const unknown = await adaMcp.callTool({
+      name: 'create_project',
+      arguments: { account: 'ada', handle: 'extra', name: 'X', sourceLocale: 'en', colour: 'blue' },
+    });
+    expect(unknown.isError).toBe(true);
+    expect(problemOf(unknown).errors.map((e: { pointer: string }) => e.pointer)).toContain(
+      '/arguments/colour',
+    );
+
+    const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
+    expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
+  });
+
+  it("refuses another user's private account as the REST API does", async () => {
+    const bobMcp = await mcpClient(service, bob.token);
+    try {
+      const read = await bobMcp.callTool({ name: 'list_projects', arguments: { account: 'ada' } });
+      expect(read.isError).toBe(true);
+      expect(read.structuredContent).toBeUndefined();
+      const rest = await sdk.listProjects({ client: bob.client, path: { account: 'ada' } });
+      expect(problemOf(read).status).toBe(rest.response.status);
+      expect(problemOf(read).status).toBe(404);
+
+      const write = await bobMcp.callTool({
+        name: 'create_project',
+        arguments: { account: 'ada', handle: 'intruder', name: 'X', sourceLocale: 'en' },
+      });
+      expect(write.isError).toBe(true);
+      expect(problemOf(write).status).toBe(404);
+      const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
+      expect(list.data?.items.map((p) => p.handle)).not.toContain('intruder');
+    } finally {
+      await bobMcp.close();
+    }
+  });
+});
+
+describe('scopes at /mcp', () => {
+  it('lists only the tools whose scope the token holds', async () => {
+    const reader = await mcpClient(service, adaReadOnly);
+    try {
+      const full = (await adaMcp.listTools()).tools;
+      const readOnly = (await reader.listTools()).tools;
+      expect(readOnly.length).toBeGreaterThan(0);
+      expect(readOnly.length).toBeLessThan(full.length);
+      expect(readOnly.every((tool) => tool.annotations?.readOnlyHint === true)).toBe(true);
+      expect(readOnly.map((t) => t.name)).not.toContain('create_project');
+      expect(full.map((t) => t.name)).toContain('create_project');
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('answers a write call with a read-only token with HTTP 403 and a step-up challenge', async () => {
+    const reader = await mcpClient(service, adaReadOnly);
+    try {
+      const error = await reader
+        .callTool({
+          name: 'create_project',
+          arguments: { account: 'ada', handle: 'nope', name: 'N', sourceLocale: 'en' },
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StreamableHTTPError);
+      expect((error as StreamableHTTPError).code).toBe(403);
+    } finally {
+      await reader.close();
+    }
+    const response = await postMcp(
+      service,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'create_project',
+          arguments: { account: 'ada', handle: 'nope', name: 'N', sourceLocale: 'en' },
+        },
+      },
+      { Authorization: `Bearer ${adaReadOnly}` },
+    );
+    expect(response.status).toBe(403);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="project:write", resource_metadata="${metadataUrl}"`,
+    );
+    const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
+    expect(list.data?.items.map((p) => p.handle)).not.toContain('nope');
+  });
+
+  it('challenges a request without a token, or with an invalid one, with 401 and the resource metadata', async () => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const anonymous = await postMcp(service, initialize);
+    expect(anonymous.status).toBe(401);
+    const challenge = anonymous.headers.get('www-authenticate')!;
+    expect(challenge).toMatch(/^Bearer /);
+    expect(challenge).toContain(`resource_metadata="${metadataUrl}"`);
+    const scope = /scope="([^"]+)"/.exec(challenge)![1]!.split(' ');
+    expect(scope).toEqual(expect.arrayContaining(['account:read', 'project:read', 'project:write']));
+    expect(scope.every((s) => (ALL_SCOPES as string[]).includes(s))).toBe(true);
+
+    const invalid = await postMcp(service, initialize, { Authorization: 'Bearer l10n_not_a_real_token' });
+    expect(invalid.status).toBe(401);
+    expect(invalid.headers.get('www-authenticate')).toContain('error="invalid_token"');
+
+    const viaSdk = await mcpClient(service).catch((e: unknown) => e);
+    expect(viaSdk).toBeInstanceOf(Error);
+    expect(String(viaSdk)).toMatch(/401/);
+  });
+});
+
+describe('HTTP details of /mcp', () => {
+  const auth = () => ({ Authorization: `Bearer ${ada.token}` });
+
+  it('is stateless: no session id, and GET or DELETE answer 405', async () => {
+    const response = await postMcp(service, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, auth());
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    const body = await response.json();
+    expect(body.id).toBe(7);
+    expect(body.result.tools.length).toBeGreaterThan(0);
+
+    for (const method of ['GET', 'DELETE']) {
+      const other = await fetch(`${service.url}/mcp`, { method, headers: auth() });
+      expect(other.status).toBe(405);
+      expect(other.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('refuses foreign origins (DNS rebinding) and answers CORS for local ones', async () => {
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const foreign = await postMcp(service, list, { ...auth(), Origin: 'http://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+
+    const local = await postMcp(service, list, { ...auth(), Origin: 'http://localhost:6274' });
+    expect(local.status).toBe(200);
+    expect(local.headers.get('access-control-allow-origin')).toBe('http://localhost:6274');
+    expect(local.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/);
+    expect(local.headers.get('access-control-expose-headers')).toMatch(/Mcp-Session-Id/);
+
+    const own = await postMcp(service, list, { ...auth(), Origin: new URL(service.url).origin });
+    expect(own.status).toBe(200);
+
+    const preflight = await fetch(`${service.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'http://127.0.0.1:6274',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type, mcp-protocol-version',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:6274');
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    expect(preflight.headers.get('access-control-allow-methods')).toMatch(/POST/);
+
+    const unauthenticated = await postMcp(service, list, { Origin: 'http://localhost:6274' });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/);
+  });
+
+  it('answers a body that is not JSON with a JSON-RPC parse error', async () => {
+    const response = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...auth(),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: '{not json',
+    });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.code).toBe(-32700);
+  });
+});

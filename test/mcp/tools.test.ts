@@ -1,0 +1,299 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { describe, expect, it } from 'vitest';
+import { type Catalogue, loadCatalogue } from '../../src/api/catalogue.ts';
+import { toOperationArguments, toToolResult } from '../../src/mcp/call.ts';
+import { deriveTools, snakeCase, type ToolDefinition } from '../../src/mcp/tools.ts';
+
+// Tool derivation from a document: no service needed, so these cover the corners the real
+// openapi.yaml does not (yet) have: header parameters, non-object responses, collisions, recursion.
+
+const problemResponse = { description: 'x', content: { 'application/problem+json': { schema: {} } } };
+
+function catalogueOf(paths: Record<string, unknown>, schemas: Record<string, unknown> = {}): Catalogue {
+  const document = {
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    paths,
+    components: {
+      schemas: {
+        Handle: { type: 'string', pattern: '^[a-z]+$', example: 'acme' },
+        Thing: {
+          type: 'object',
+          required: ['id', 'name'],
+          properties: { id: { type: 'string' }, name: { type: 'string' }, example: { type: 'string' } },
+          example: { id: '1', name: 'n' },
+        },
+        ...schemas,
+      },
+      parameters: {
+        Account: {
+          name: 'account',
+          in: 'path',
+          required: true,
+          description: 'Handle of the account.',
+          schema: { $ref: '#/components/schemas/Handle' },
+        },
+      },
+    },
+  };
+  // loadCatalogue reads a YAML file, and JSON is YAML.
+  const file = join(tmpdir(), `mcp-tools-${process.pid}-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, JSON.stringify(document));
+  try {
+    return loadCatalogue(file);
+  } finally {
+    rmSync(file);
+  }
+}
+
+const op = (extra: Record<string, unknown>) => ({
+  summary: 'Do it',
+  description: 'Does it.',
+  security: [{ bearerAuth: ['project:write'] }],
+  'x-mcp': {},
+  responses: { '400': problemResponse },
+  ...extra,
+});
+
+const thingResponse = (status: string) => ({
+  [status]: {
+    description: 'ok',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+  },
+});
+
+const only = (catalogue: Catalogue): ToolDefinition => {
+  const tools = deriveTools(catalogue);
+  expect(tools).toHaveLength(1);
+  return tools[0]!;
+};
+
+describe('tool derivation', () => {
+  it('builds one flat input schema from path, query, header parameters and body fields, refs inlined', () => {
+    const definition = only(
+      catalogueOf({
+        '/api/v1/accounts/{account}/things/{thing}': {
+          put: op({
+            operationId: 'replaceThing',
+            'x-account-param': 'account',
+            parameters: [
+              { $ref: '#/components/parameters/Account' },
+              { name: 'thing', in: 'path', required: true, schema: { type: 'string' } },
+              { name: 'dryRun', in: 'query', schema: { type: 'boolean' } },
+              { name: 'If-Match', in: 'header', schema: { type: 'string' } },
+            ],
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    additionalProperties: false,
+                    required: ['name'],
+                    properties: { name: { type: 'string' }, owner: { $ref: '#/components/schemas/Handle' } },
+                  },
+                },
+              },
+            },
+            responses: thingResponse('200'),
+          }),
+        },
+      }),
+    );
+    const { tool } = definition;
+    expect(tool.name).toBe('replace_thing');
+    expect(tool.inputSchema).toEqual({
+      type: 'object',
+      properties: {
+        account: { type: 'string', pattern: '^[a-z]+$', description: 'Handle of the account.' },
+        thing: { type: 'string' },
+        dryRun: { type: 'boolean' },
+        if_match: { type: 'string' },
+        name: { type: 'string' },
+        owner: { type: 'string', pattern: '^[a-z]+$' },
+      },
+      required: ['account', 'thing', 'name'],
+      additionalProperties: false,
+    });
+    expect(tool.outputSchema).toEqual({
+      type: 'object',
+      required: ['id', 'name'],
+      properties: { id: { type: 'string' }, name: { type: 'string' }, example: { type: 'string' } },
+    });
+    expect(tool.annotations).toEqual({
+      title: 'Do it',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    expect(tool.description).toContain('Requires the project:write scope.');
+    expect(tool.description).toContain('call list_accounts first');
+
+    const split = toOperationArguments(definition, {
+      account: 'acme',
+      thing: 't1',
+      dryRun: true,
+      if_match: '"v3"',
+      name: 'New',
+    });
+    expect(split).toEqual({
+      params: { account: 'acme', thing: 't1' },
+      query: { dryRun: true },
+      headers: { 'if-match': '"v3"' },
+      body: { name: 'New' },
+    });
+  });
+
+  it('fails at start when a body field and a parameter would be the same argument', () => {
+    const catalogue = catalogueOf({
+      '/api/v1/accounts/{account}/things': {
+        post: op({
+          operationId: 'createThing',
+          parameters: [{ $ref: '#/components/parameters/Account' }],
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  properties: { account: { type: 'string' } },
+                },
+              },
+            },
+          },
+          responses: thingResponse('201'),
+        }),
+      },
+    });
+    expect(() => deriveTools(catalogue)).toThrow(/"account".*rename one of them/);
+  });
+
+  it('wraps a non-object response in { result }, and gives a 204 no output schema', () => {
+    const tools = deriveTools(
+      catalogueOf({
+        '/api/v1/names': {
+          get: op({
+            operationId: 'listNames',
+            security: [{ bearerAuth: ['project:read'] }],
+            responses: {
+              '200': {
+                description: 'ok',
+                content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } },
+              },
+            },
+          }),
+          delete: op({
+            operationId: 'clearNames',
+            'x-mcp': { name: 'clear_all_names' },
+            security: [{ bearerAuth: ['project:delete'] }],
+            responses: { '204': { description: 'gone' } },
+          }),
+        },
+      }),
+    );
+    const [list, clear] = tools;
+    expect(list!.tool.outputSchema).toEqual({
+      type: 'object',
+      properties: { result: { type: 'array', items: { type: 'string' } } },
+      required: ['result'],
+      additionalProperties: false,
+    });
+    expect(list!.tool.annotations).toMatchObject({
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+    });
+    expect(toToolResult(list!, { status: 200, body: ['a', 'b'] })).toEqual({
+      structuredContent: { result: ['a', 'b'] },
+      content: [{ type: 'text', text: '{"result":["a","b"]}' }],
+    });
+
+    expect(clear!.tool.name).toBe('clear_all_names');
+    expect(clear!.tool.outputSchema).toBeUndefined();
+    expect(clear!.tool.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+    });
+    expect(toToolResult(clear!, { status: 204 }).structuredContent).toBeUndefined();
+
+    const failure = toToolResult(list!, {
+      status: 404,
+      body: { type: 'x', title: 'Not found', status: 404 },
+    });
+    expect(failure.isError).toBe(true);
+    expect(failure.structuredContent).toBeUndefined();
+    expect(JSON.parse((failure.content[0] as { text: string }).text).status).toBe(404);
+  });
+
+  it('refuses recursive schemas, names that are not snake_case, and duplicate tool names', () => {
+    const recursive = catalogueOf(
+      { '/api/v1/tree': { get: op({ operationId: 'getTree', responses: thingResponse('200') }) } },
+      {
+        Thing: {
+          type: 'object',
+          properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Thing' } } },
+        },
+      },
+    );
+    expect(() => deriveTools(recursive)).toThrow(/recursive schema #\/components\/schemas\/Thing/);
+
+    const badName = catalogueOf({
+      '/api/v1/a': {
+        get: op({ operationId: 'getA', 'x-mcp': { name: 'GetA' }, responses: thingResponse('200') }),
+      },
+    });
+    expect(() => deriveTools(badName)).toThrow(/not snake_case/);
+
+    const duplicate = catalogueOf({
+      '/api/v1/a': {
+        get: op({ operationId: 'getA', 'x-mcp': { name: 'get_it' }, responses: thingResponse('200') }),
+      },
+      '/api/v1/b': {
+        get: op({ operationId: 'getB', 'x-mcp': { name: 'get_it' }, responses: thingResponse('200') }),
+      },
+    });
+    expect(() => deriveTools(duplicate)).toThrow(/both become the MCP tool "get_it"/);
+  });
+
+  it('reports an argument the tool does not have as a validation problem', () => {
+    const definition = only(
+      catalogueOf({ '/api/v1/a': { get: op({ operationId: 'getA', responses: thingResponse('200') }) } }),
+    );
+    const split = toOperationArguments(definition, { surprise: 1 });
+    expect(split).toMatchObject({ status: 400, errors: [{ pointer: '/arguments/surprise' }] });
+  });
+
+  it('converts operationIds to snake_case', () => {
+    expect(snakeCase('listProjects')).toBe('list_projects');
+    expect(snakeCase('getOAuthApps')).toBe('get_o_auth_apps');
+    expect(snakeCase('If-Match')).toBe('if_match');
+    expect(snakeCase('createAPIToken')).toBe('create_api_token');
+  });
+});
+
+describe('the tools of openapi.yaml', () => {
+  const tools = deriveTools(loadCatalogue());
+  const validator = new AjvJsonSchemaValidator();
+
+  it('have schemas the SDK client can compile, and output schemas that reject a wrong shape', () => {
+    expect(tools.length).toBeGreaterThan(0);
+    for (const { tool } of tools) {
+      expect(JSON.stringify(tool), tool.name).not.toContain('$ref');
+      expect(tool.inputSchema.type).toBe('object');
+      validator.getValidator(tool.inputSchema);
+      if (tool.outputSchema) {
+        const check = validator.getValidator(tool.outputSchema);
+        expect(check('not an object').valid, tool.name).toBe(false);
+      }
+    }
+    const listProjects = tools.find((t) => t.tool.name === 'list_projects')!;
+    const check = validator.getValidator(listProjects.tool.outputSchema!);
+    expect(check({ items: [], nextCursor: null }).valid).toBe(true);
+    expect(check({ items: [{ handle: 'x' }], nextCursor: null }).valid).toBe(false);
+  });
+});
