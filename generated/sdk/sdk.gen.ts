@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { CreateModelData, CreateModelErrors, CreateModelResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetProjectData, GetProjectErrors, GetProjectResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -243,4 +243,206 @@ export const revokeToken = <ThrowOnError extends boolean = false>(options: Optio
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/accounts/{account}/tokens/{token}',
     ...options
+});
+
+/**
+ * List your organizations
+ *
+ * Lists the organizations you belong to, with your role in each (`admin` or `member`), oldest first.
+ * An organization is named everywhere by its handle, the handle of its account.
+ *
+ */
+export const listOrganizations = <ThrowOnError extends boolean = false>(options?: Options<ListOrganizationsData, ThrowOnError>) => (options?.client ?? client).get<ListOrganizationsResponses, ListOrganizationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations',
+    ...options
+});
+
+/**
+ * Create an organization
+ *
+ * Creates an organization with its own account and makes you its first admin. The handle names the
+ * organization everywhere (as an account in `/accounts/{account}/…` too); handles are shared by users and
+ * organizations, so a taken one answers 409. Visibility defaults to `private`: only members can see a
+ * private organization.
+ *
+ */
+export const createOrganization = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationResponses, CreateOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete an organization
+ *
+ * Deletes an organization for good (admins only), in one transaction: its account and everything the
+ * account owns (projects, voice and glossary versions, glossary settings, models, account tokens), its
+ * memberships and its invitations. There is no undo. The audit trail keeps a record of the deletion.
+ *
+ */
+export const deleteOrganization = <ThrowOnError extends boolean = false>(options: Options<DeleteOrganizationData, ThrowOnError>) => (options.client ?? client).delete<DeleteOrganizationResponses, DeleteOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}',
+    ...options
+});
+
+/**
+ * Get an organization
+ *
+ * Returns one organization you belong to, with your role in it.
+ */
+export const getOrganization = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationResponses, GetOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}',
+    ...options
+});
+
+/**
+ * Update an organization
+ *
+ * Changes an organization's display name or visibility (admins only). Fields left out stay as they are.
+ * Making an organization `public` lets every signed-in user read its account, projects and voice.
+ *
+ */
+export const updateOrganization = <ThrowOnError extends boolean = false>(options: Options<UpdateOrganizationData, ThrowOnError>) => (options.client ?? client).patch<UpdateOrganizationResponses, UpdateOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an organization's members
+ *
+ * Lists the members of an organization with their role, oldest membership first. A member is named by
+ * the handle of their personal account.
+ *
+ */
+export const listMembers = <ThrowOnError extends boolean = false>(options: Options<ListMembersData, ThrowOnError>) => (options.client ?? client).get<ListMembersResponses, ListMembersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/members',
+    ...options
+});
+
+/**
+ * Remove a member
+ *
+ * Removes a member from an organization (admins only; an admin may remove themselves). The member's
+ * account tokens for the organization are revoked. The last admin cannot be removed: that answers 409
+ * and changes nothing.
+ *
+ */
+export const removeMember = <ThrowOnError extends boolean = false>(options: Options<RemoveMemberData, ThrowOnError>) => (options.client ?? client).delete<RemoveMemberResponses, RemoveMemberErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/members/{user}',
+    ...options
+});
+
+/**
+ * Change a member's role
+ *
+ * Makes a member an `admin` or a `member` (admins only). An organization always keeps at least one
+ * admin: demoting the last admin answers 409 and changes nothing; promote someone else first.
+ *
+ */
+export const updateMember = <ThrowOnError extends boolean = false>(options: Options<UpdateMemberData, ThrowOnError>) => (options.client ?? client).patch<UpdateMemberResponses, UpdateMemberErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/members/{user}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an organization's invitations
+ *
+ * Lists the invitations of an organization, oldest first: the pending ones unless `status` asks for
+ * others. A pending invitation past its expiry is listed as `expired`.
+ *
+ */
+export const listInvitations = <ThrowOnError extends boolean = false>(options: Options<ListInvitationsData, ThrowOnError>) => (options.client ?? client).get<ListInvitationsResponses, ListInvitationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/invitations',
+    ...options
+});
+
+/**
+ * Invite someone to an organization
+ *
+ * Invites an e-mail address to join an organization with a role (default `member`); admins only. The
+ * invitation is valid for 7 days and carries a single-use secret, `acceptToken`, returned in this response
+ * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the token to the
+ * invitee yourself; they accept it with `acceptInvitation`. Inviting the e-mail of an existing member, or
+ * one that already has a pending invitation, answers 409; revoke the pending one to send a new one.
+ *
+ */
+export const createInvitation = <ThrowOnError extends boolean = false>(options: Options<CreateInvitationData, ThrowOnError>) => (options.client ?? client).post<CreateInvitationResponses, CreateInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/invitations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke an invitation
+ *
+ * Revokes a pending invitation so that its token can no longer be accepted (admins only). Idempotent:
+ * revoking an invitation that is already revoked, accepted, declined or expired answers 204 and changes
+ * nothing.
+ *
+ */
+export const revokeInvitation = <ThrowOnError extends boolean = false>(options: Options<RevokeInvitationData, ThrowOnError>) => (options.client ?? client).delete<RevokeInvitationResponses, RevokeInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/invitations/{invitation}',
+    ...options
+});
+
+/**
+ * Accept an invitation
+ *
+ * Joins the organization of an invitation, with the role it names, as the user the token acts for.
+ * The invitation's token is the proof: whoever holds it may accept it once, whatever e-mail their
+ * profile has, so treat it like a password. An unknown token answers 404; an invitation already
+ * accepted or declined, or an organization you already belong to, 409; a revoked or expired invitation
+ * answers 410 Gone (an expired one is marked so) — ask an admin for a new one.
+ *
+ */
+export const acceptInvitation = <ThrowOnError extends boolean = false>(options: Options<AcceptInvitationData, ThrowOnError>) => (options.client ?? client).post<AcceptInvitationResponses, AcceptInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/invitations/accept',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Decline an invitation
+ *
+ * Declines an invitation, so its token can no longer be used. The same answers as accepting: 404 for an
+ * unknown token, 409 if it was already answered, 410 if it was revoked or has expired.
+ *
+ */
+export const declineInvitation = <ThrowOnError extends boolean = false>(options: Options<DeclineInvitationData, ThrowOnError>) => (options.client ?? client).post<DeclineInvitationResponses, DeclineInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/invitations/decline',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });

@@ -227,6 +227,106 @@ export type AccountTokenPage = {
 };
 
 /**
+ * `admin` manages the organization, its members and everything it owns; `member` reads it and writes projects.
+ */
+export type OrgRole = 'admin' | 'member';
+
+export type Organization = {
+    id: Uuid;
+    handle: Handle;
+    displayName: string;
+    visibility: 'private' | 'public';
+    /**
+     * Your role in the organization; null if you only see it because it is public.
+     */
+    role: 'admin' | 'member' | null;
+    createdAt: Timestamp;
+    updatedAt: Timestamp;
+};
+
+export type OrganizationCreate = {
+    handle: Handle;
+    displayName: string;
+    visibility?: 'private' | 'public';
+};
+
+export type OrganizationUpdate = {
+    displayName?: string;
+    visibility?: 'private' | 'public';
+};
+
+export type OrganizationPage = {
+    items: Array<Organization>;
+    nextCursor: NextCursor;
+};
+
+export type Member = {
+    user: Handle;
+    displayName: string;
+    role: OrgRole;
+    since: Timestamp;
+};
+
+export type MemberUpdate = {
+    role: OrgRole;
+};
+
+export type MemberPage = {
+    items: Array<Member>;
+    nextCursor: NextCursor;
+};
+
+export type InvitationStatus = 'pending' | 'accepted' | 'declined' | 'revoked' | 'expired';
+
+export type Invitation = {
+    id: Uuid;
+    organization: Handle;
+    email: string;
+    role: OrgRole;
+    status: InvitationStatus;
+    expiresAt: Timestamp;
+    /**
+     * Handle of the admin who sent it; null if their user was deleted.
+     */
+    invitedBy: string | null;
+    /**
+     * When the invitee accepted or declined.
+     */
+    respondedAt: string | null;
+    createdAt: Timestamp;
+};
+
+export type InvitationCreate = {
+    /**
+     * Stored in lower case.
+     */
+    email: string;
+    role?: OrgRole;
+};
+
+/**
+ * An invitation with the secret that accepts it, returned once.
+ */
+export type InvitationCreated = Invitation & {
+    /**
+     * Single-use secret for `acceptInvitation`; shown only here, never retrievable again.
+     */
+    acceptToken: string;
+};
+
+export type InvitationPage = {
+    items: Array<Invitation>;
+    nextCursor: NextCursor;
+};
+
+export type InvitationAnswer = {
+    /**
+     * The invitation's `acceptToken`.
+     */
+    token: string;
+};
+
+/**
  * Handle of the account (personal or organization).
  */
 export type Account2 = Handle;
@@ -234,7 +334,7 @@ export type Account2 = Handle;
 /**
  * Handle of the organization's account.
  */
-export type Organization = Handle;
+export type Organization2 = Handle;
 
 /**
  * Handle of the project within the account.
@@ -265,6 +365,16 @@ export type Model = Handle;
  * Id of the account token (from listTokens or createToken).
  */
 export type Token = Uuid;
+
+/**
+ * Handle of the member's personal account.
+ */
+export type MemberUser = Handle;
+
+/**
+ * Id of the invitation.
+ */
+export type InvitationId = Uuid;
 
 export type GetCurrentUserData = {
     body?: never;
@@ -962,3 +1072,584 @@ export type RevokeTokenResponses = {
 };
 
 export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];
+
+export type ListOrganizationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/organizations';
+};
+
+export type ListOrganizationsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+};
+
+export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
+
+export type ListOrganizationsResponses = {
+    /**
+     * A page of organizations.
+     */
+    200: OrganizationPage;
+};
+
+export type ListOrganizationsResponse = ListOrganizationsResponses[keyof ListOrganizationsResponses];
+
+export type CreateOrganizationData = {
+    body: OrganizationCreate;
+    path?: never;
+    query?: never;
+    url: '/api/v1/organizations';
+};
+
+export type CreateOrganizationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
+
+export type CreateOrganizationResponses = {
+    /**
+     * The new organization; your role in it is `admin`.
+     */
+    201: Organization;
+};
+
+export type CreateOrganizationResponse = CreateOrganizationResponses[keyof CreateOrganizationResponses];
+
+export type DeleteOrganizationData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}';
+};
+
+export type DeleteOrganizationErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type DeleteOrganizationError = DeleteOrganizationErrors[keyof DeleteOrganizationErrors];
+
+export type DeleteOrganizationResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteOrganizationResponse = DeleteOrganizationResponses[keyof DeleteOrganizationResponses];
+
+export type GetOrganizationData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}';
+};
+
+export type GetOrganizationErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type GetOrganizationError = GetOrganizationErrors[keyof GetOrganizationErrors];
+
+export type GetOrganizationResponses = {
+    /**
+     * The organization.
+     */
+    200: Organization;
+};
+
+export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
+
+export type UpdateOrganizationData = {
+    body: OrganizationUpdate;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}';
+};
+
+export type UpdateOrganizationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type UpdateOrganizationError = UpdateOrganizationErrors[keyof UpdateOrganizationErrors];
+
+export type UpdateOrganizationResponses = {
+    /**
+     * The updated organization.
+     */
+    200: Organization;
+};
+
+export type UpdateOrganizationResponse = UpdateOrganizationResponses[keyof UpdateOrganizationResponses];
+
+export type ListMembersData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/organizations/{org}/members';
+};
+
+export type ListMembersErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListMembersError = ListMembersErrors[keyof ListMembersErrors];
+
+export type ListMembersResponses = {
+    /**
+     * A page of members.
+     */
+    200: MemberPage;
+};
+
+export type ListMembersResponse = ListMembersResponses[keyof ListMembersResponses];
+
+export type RemoveMemberData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+        /**
+         * Handle of the member's personal account.
+         */
+        user: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/members/{user}';
+};
+
+export type RemoveMemberErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type RemoveMemberError = RemoveMemberErrors[keyof RemoveMemberErrors];
+
+export type RemoveMemberResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveMemberResponse = RemoveMemberResponses[keyof RemoveMemberResponses];
+
+export type UpdateMemberData = {
+    body: MemberUpdate;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+        /**
+         * Handle of the member's personal account.
+         */
+        user: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/members/{user}';
+};
+
+export type UpdateMemberErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type UpdateMemberError = UpdateMemberErrors[keyof UpdateMemberErrors];
+
+export type UpdateMemberResponses = {
+    /**
+     * The member with their new role.
+     */
+    200: Member;
+};
+
+export type UpdateMemberResponse = UpdateMemberResponses[keyof UpdateMemberResponses];
+
+export type ListInvitationsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: {
+        /**
+         * Only invitations in this state (default `pending`).
+         */
+        status?: InvitationStatus;
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/organizations/{org}/invitations';
+};
+
+export type ListInvitationsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListInvitationsError = ListInvitationsErrors[keyof ListInvitationsErrors];
+
+export type ListInvitationsResponses = {
+    /**
+     * A page of invitations.
+     */
+    200: InvitationPage;
+};
+
+export type ListInvitationsResponse = ListInvitationsResponses[keyof ListInvitationsResponses];
+
+export type CreateInvitationData = {
+    body: InvitationCreate;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/invitations';
+};
+
+export type CreateInvitationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type CreateInvitationError = CreateInvitationErrors[keyof CreateInvitationErrors];
+
+export type CreateInvitationResponses = {
+    /**
+     * The invitation, with its accept token (shown once).
+     */
+    201: InvitationCreated;
+};
+
+export type CreateInvitationResponse = CreateInvitationResponses[keyof CreateInvitationResponses];
+
+export type RevokeInvitationData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+        /**
+         * Id of the invitation.
+         */
+        invitation: Uuid;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/invitations/{invitation}';
+};
+
+export type RevokeInvitationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type RevokeInvitationError = RevokeInvitationErrors[keyof RevokeInvitationErrors];
+
+export type RevokeInvitationResponses = {
+    /**
+     * Revoked
+     */
+    204: void;
+};
+
+export type RevokeInvitationResponse = RevokeInvitationResponses[keyof RevokeInvitationResponses];
+
+export type AcceptInvitationData = {
+    body: InvitationAnswer;
+    path?: never;
+    query?: never;
+    url: '/api/v1/invitations/accept';
+};
+
+export type AcceptInvitationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The resource exists but can no longer be used (a revoked or expired invitation).
+     */
+    410: Problem;
+};
+
+export type AcceptInvitationError = AcceptInvitationErrors[keyof AcceptInvitationErrors];
+
+export type AcceptInvitationResponses = {
+    /**
+     * The organization you joined, with your role in it.
+     */
+    200: Organization;
+};
+
+export type AcceptInvitationResponse = AcceptInvitationResponses[keyof AcceptInvitationResponses];
+
+export type DeclineInvitationData = {
+    body: InvitationAnswer;
+    path?: never;
+    query?: never;
+    url: '/api/v1/invitations/decline';
+};
+
+export type DeclineInvitationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The resource exists but can no longer be used (a revoked or expired invitation).
+     */
+    410: Problem;
+};
+
+export type DeclineInvitationError = DeclineInvitationErrors[keyof DeclineInvitationErrors];
+
+export type DeclineInvitationResponses = {
+    /**
+     * Declined.
+     */
+    204: void;
+};
+
+export type DeclineInvitationResponse = DeclineInvitationResponses[keyof DeclineInvitationResponses];

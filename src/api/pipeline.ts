@@ -1,4 +1,8 @@
-import { CheckConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import {
+  CheckConstraintViolationException,
+  DriverException,
+  UniqueConstraintViolationException,
+} from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
@@ -229,6 +233,15 @@ function toPointer(instancePath: string, params: Record<string, unknown>): strin
 }
 
 export function toProblemResponse(error: unknown, service: ServiceContext): OperationResponse {
+  // Deferred constraints (memberships_last_admin) fail at COMMIT, where the driver's raw error is not
+  // converted to MikroORM's exception classes; convert it here so it maps like an immediate one.
+  if (
+    error instanceof Error &&
+    !(error instanceof DriverException) &&
+    typeof (error as { code?: unknown }).code === 'string'
+  ) {
+    error = service.orm.em.getDriver().convertException(error);
+  }
   let problem: Problem;
   if (error instanceof Problem) problem = error;
   else if (error instanceof UniqueConstraintViolationException)

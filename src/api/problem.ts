@@ -75,6 +75,8 @@ export const problems = {
       headers: { Allow: allowed.join(', ') },
     }),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  /** The thing exists but can no longer be used (an expired or revoked invitation). */
+  gone: (detail: string) => new Problem(410, 'gone', 'Gone', detail),
   preconditionFailed: (detail: string) =>
     new Problem(412, 'precondition-failed', 'Precondition failed', detail),
   preconditionRequired: (detail: string) =>

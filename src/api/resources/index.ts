@@ -1,6 +1,9 @@
 import type { OperationHandler } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
+import { invitationHandlers } from './invitations.ts';
+import { memberHandlers } from './members.ts';
 import { modelHandlers } from './models.ts';
+import { organizationHandlers } from './organizations.ts';
 import { projectHandlers } from './projects.ts';
 import { tokenHandlers } from './tokens.ts';
 import { userHandlers } from './user.ts';
@@ -12,4 +15,7 @@ export const handlers: Record<string, OperationHandler> = {
   ...projectHandlers,
   ...modelHandlers,
   ...tokenHandlers,
+  ...organizationHandlers,
+  ...memberHandlers,
+  ...invitationHandlers,
 };

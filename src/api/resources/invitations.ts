@@ -1,0 +1,226 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { hashToken } from '../../authz/account-tokens.ts';
+import {
+  type IInvitation,
+  Invitation,
+  type InvitationStatus,
+  type IOrganization,
+  Membership,
+  Organization,
+  type OrgRole,
+  User,
+} from '../../db/entities/index.ts';
+import { effectiveStatus, issueInvitation } from '../../domain/invitations.ts';
+import { page, pageRequest } from '../pagination.ts';
+import type { OperationContext, OperationHandler, OperationResponse } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+import { findOrganization, serializeOrganization } from './organizations.ts';
+
+interface InvitationRow {
+  id: string;
+  email: string;
+  role: OrgRole;
+  status: InvitationStatus;
+  expires_at: Date;
+  responded_at: Date | null;
+  created_at: Date;
+  invited_by: string | null;
+}
+
+/**
+ * An organization's invitations with the inviter's handle, keyset-paginated. `status` is what a reader
+ * sees: a pending invitation past its expiry counts as expired whether or not that was stored yet.
+ */
+function invitationRows(
+  em: EntityManager,
+  organizationId: string,
+  filter: { status?: InvitationStatus; afterId?: string; id?: string; limit: number },
+): Promise<InvitationRow[]> {
+  return em.execute<InvitationRow[]>(
+    `select * from (
+       select i.id, i.email, i.role, i.expires_at, i.responded_at, i.created_at, a.handle as invited_by,
+              case when i.status = 'pending' and i.expires_at <= now() then 'expired' else i.status end as status
+         from invitations i
+         left join accounts a on a.user_id = i.invited_by_id
+        where i.organization_id = ?
+     ) t
+     where (?::text is null or t.status = ?::text)
+       and (?::uuid is null or t.id > ?::uuid)
+       and (?::uuid is null or t.id = ?::uuid)
+     order by t.id asc limit ?`,
+    [
+      organizationId,
+      filter.status ?? null,
+      filter.status ?? null,
+      filter.afterId ?? null,
+      filter.afterId ?? null,
+      filter.id ?? null,
+      filter.id ?? null,
+      filter.limit,
+    ],
+  );
+}
+
+function serializeInvitation(row: InvitationRow, organizationHandle: string) {
+  return {
+    id: row.id,
+    organization: organizationHandle,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    expiresAt: new Date(row.expires_at).toISOString(),
+    invitedBy: row.invited_by,
+    respondedAt: row.responded_at ? new Date(row.responded_at).toISOString() : null,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+/**
+ * The invitation a token stands for, still pending, or the reason it cannot be answered. A lapsed one is
+ * marked expired on the way, so the answer is a response (committed) rather than a thrown problem.
+ */
+async function pendingInvitationFor(
+  op: OperationContext,
+): Promise<{ invitation: IInvitation; organization: IOrganization } | { refusal: OperationResponse }> {
+  const invitation = await op.em.findOne(Invitation, { tokenHash: hashToken(op.body.token) });
+  if (!invitation) throw problems.notFound('No invitation matches this token.');
+  const status = effectiveStatus(invitation);
+  if (status === 'pending') {
+    const organization = await op.em.findOneOrFail(
+      Organization,
+      { id: invitation.organization.id },
+      { populate: ['account'] },
+    );
+    return { invitation, organization };
+  }
+  if (status === 'accepted' || status === 'declined') {
+    throw problems.conflict(`This invitation was already ${status}.`);
+  }
+  if (invitation.status === 'pending') {
+    await op.em.nativeUpdate(Invitation, { id: invitation.id, status: 'pending' }, { status: 'expired' });
+  }
+  const gone = problems.gone(
+    status === 'revoked'
+      ? 'This invitation was revoked by the organization; ask an admin for a new one.'
+      : 'This invitation has expired; ask an admin of the organization for a new one.',
+  );
+  return { refusal: { status: gone.status, body: gone.toJSON(), headers: gone.headers } };
+}
+
+/** Moves a pending invitation to its answer; 0 rows means a concurrent request answered it first. */
+async function answer(op: OperationContext, invitation: IInvitation, status: 'accepted' | 'declined') {
+  const changed = await op.em.nativeUpdate(
+    Invitation,
+    { id: invitation.id, status: 'pending' },
+    { status, respondedAt: new Date() },
+  );
+  if (changed !== 1) throw problems.conflict('This invitation was answered in the meantime.');
+}
+
+export const invitationHandlers: Record<string, OperationHandler> = {
+  async listInvitations(op) {
+    const organization = await findOrganization(op);
+    const request = pageRequest(op.query);
+    const rows = await invitationRows(op.em, organization.id, {
+      status: op.query.status ?? 'pending',
+      afterId: request.afterId,
+      limit: request.limit + 1,
+    });
+    return {
+      status: 200,
+      body: page(rows, request, (row) => serializeInvitation(row, organization.account.handle)),
+    };
+  },
+
+  async createInvitation(op) {
+    const organization = await findOrganization(op);
+    const handle = organization.account.handle;
+    const email = (op.body.email as string).toLowerCase();
+    const role: OrgRole = op.body.role ?? 'member';
+    const members = await op.em.execute<unknown[]>(
+      `select 1 from memberships m join users u on u.id = m.user_id
+        where m.organization_id = ? and lower(u.email) = ?`,
+      [organization.id, email],
+    );
+    if (members.length > 0) throw problems.conflict(`${email} is already a member of "${handle}".`);
+    // A lapsed invitation no longer blocks a new one (the one-pending-per-e-mail index counts stored status).
+    await op.em.nativeUpdate(
+      Invitation,
+      { organization: organization.id, email, status: 'pending', expiresAt: { $lte: new Date() } },
+      { status: 'expired' },
+    );
+    if (await op.em.count(Invitation, { organization: organization.id, email, status: 'pending' })) {
+      throw problems.conflict(
+        `${email} already has a pending invitation to "${handle}"; revoke it to send a new one.`,
+      );
+    }
+    const { row, token } = issueInvitation(op.em, {
+      organization,
+      email,
+      role,
+      invitedById: op.caller.userId,
+    });
+    op.audit('invitation.create', 'invitation', row.id, { email, role });
+    await op.em.flush();
+    const [stored] = await invitationRows(op.em, organization.id, { id: row.id, limit: 1 });
+    return { status: 201, body: { ...serializeInvitation(stored!, handle), acceptToken: token } };
+  },
+
+  async revokeInvitation(op) {
+    const organization = await findOrganization(op);
+    const invitation = await op.em.findOne(Invitation, {
+      id: op.params.invitation,
+      organization: organization.id,
+    });
+    if (!invitation) {
+      throw problems.notFound(`No invitation ${op.params.invitation} in "${organization.account.handle}".`);
+    }
+    // Idempotent: an invitation that can no longer be answered stays as it is.
+    if (effectiveStatus(invitation) === 'pending') {
+      invitation.status = 'revoked';
+      op.audit('invitation.revoke', 'invitation', invitation.id, { email: invitation.email });
+      await op.em.flush();
+    }
+    return { status: 204 };
+  },
+
+  async acceptInvitation(op) {
+    const found = await pendingInvitationFor(op);
+    if ('refusal' in found) return found.refusal;
+    const { invitation, organization } = found;
+    if (await op.em.count(Membership, { organization: organization.id, user: op.caller.userId })) {
+      throw problems.conflict(`You are already a member of "${organization.account.handle}".`);
+    }
+    await answer(op, invitation, 'accepted');
+    const membership = op.em.create(Membership, {
+      organization,
+      user: op.em.getReference(User, op.caller.userId),
+      role: invitation.role,
+    });
+    op.audit(
+      'invitation.accept',
+      'invitation',
+      invitation.id,
+      { email: invitation.email, role: invitation.role, membershipId: membership.id },
+      organization.account,
+    );
+    await op.em.flush();
+    return { status: 200, body: serializeOrganization(organization.account, invitation.role) };
+  },
+
+  async declineInvitation(op) {
+    const found = await pendingInvitationFor(op);
+    if ('refusal' in found) return found.refusal;
+    const { invitation, organization } = found;
+    await answer(op, invitation, 'declined');
+    op.audit(
+      'invitation.decline',
+      'invitation',
+      invitation.id,
+      { email: invitation.email },
+      organization.account,
+    );
+    await op.em.flush();
+    return { status: 204 };
+  },
+};

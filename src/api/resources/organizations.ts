@@ -1,0 +1,163 @@
+import type { Role } from '../../authz/policy.ts';
+import {
+  Account,
+  type IOrganization,
+  Organization,
+  type OrgRole,
+  Project,
+  User,
+} from '../../db/entities/index.ts';
+import { createOrganization } from '../../domain/organizations.ts';
+import { assertAccountHandle } from '../../domain/validation.ts';
+import { page, pageRequest } from '../pagination.ts';
+import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+
+interface OrganizationFields {
+  id: string;
+  handle: string;
+  displayName: string;
+  visibility: 'private' | 'public';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The caller's membership role, from the roles the pipeline resolved on the organization's account. */
+export function membershipRole(roles: Set<Role>): OrgRole | null {
+  if (roles.has('organization_admin')) return 'admin';
+  if (roles.has('organization_member')) return 'member';
+  return null;
+}
+
+/** An organization is named by its account, so it shows the account's id, handle and settings. */
+export function serializeOrganization(account: OrganizationFields, role: OrgRole | null) {
+  return {
+    id: account.id,
+    handle: account.handle,
+    displayName: account.displayName,
+    visibility: account.visibility,
+    role,
+    createdAt: account.createdAt.toISOString(),
+    updatedAt: account.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * The organization behind the operation's target account, with its account loaded in the operation's
+ * EntityManager. A personal account passes the policy for `self` but is no organization: 404.
+ */
+export async function findOrganization(op: OperationContext): Promise<IOrganization> {
+  const account = op.target!.account;
+  const organization =
+    account.kind === 'organization'
+      ? await op.em.findOne(Organization, { account: account.id }, { populate: ['account'] })
+      : null;
+  if (!organization) throw problems.notFound(`No organization "${account.handle}", or you cannot see it.`);
+  return organization;
+}
+
+interface MyOrganizationRow {
+  id: string;
+  handle: string;
+  display_name: string;
+  visibility: 'private' | 'public';
+  created_at: Date;
+  updated_at: Date;
+  role: OrgRole;
+}
+
+export const organizationHandlers: Record<string, OperationHandler> = {
+  async listOrganizations(op) {
+    const request = pageRequest(op.query);
+    const restrictedTo = op.caller.restrictedToAccountId ?? null;
+    const rows = await op.em.execute<MyOrganizationRow[]>(
+      `select a.id, a.handle, a.display_name, a.visibility, a.created_at, a.updated_at, m.role
+         from memberships m
+         join organizations o on o.id = m.organization_id
+         join accounts a on a.id = o.account_id
+        where m.user_id = ?
+          and (?::uuid is null or a.id > ?::uuid)
+          and (?::uuid is null or a.id = ?::uuid)
+        order by a.id asc limit ?`,
+      [
+        op.caller.userId,
+        request.afterId ?? null,
+        request.afterId ?? null,
+        restrictedTo,
+        restrictedTo,
+        request.limit + 1,
+      ],
+    );
+    const body = page(rows, request, (row) =>
+      serializeOrganization(
+        {
+          id: row.id,
+          handle: row.handle,
+          displayName: row.display_name,
+          visibility: row.visibility,
+          createdAt: new Date(row.created_at),
+          updatedAt: new Date(row.updated_at),
+        },
+        row.role,
+      ),
+    );
+    return { status: 200, body };
+  },
+
+  async createOrganization(op) {
+    const { handle, displayName, visibility } = op.body as {
+      handle: string;
+      displayName: string;
+      visibility?: 'private' | 'public';
+    };
+    assertAccountHandle(handle, '/body/handle');
+    if (await op.em.count(Account, { handle })) {
+      throw problems.conflict(`The handle "${handle}" is already taken.`);
+    }
+    const creator = op.em.getReference(User, op.caller.userId);
+    const { organization, account } = createOrganization(op.em, creator, { handle, displayName, visibility });
+    op.audit('organization.create', 'organization', organization.id, { handle, visibility }, account);
+    await op.em.flush();
+    return { status: 201, body: serializeOrganization(account, 'admin') };
+  },
+
+  async getOrganization(op) {
+    const organization = await findOrganization(op);
+    return {
+      status: 200,
+      body: serializeOrganization(organization.account, membershipRole(op.target!.roles)),
+    };
+  },
+
+  async updateOrganization(op) {
+    const organization = await findOrganization(op);
+    const account = organization.account;
+    const changes: { displayName?: string; visibility?: 'private' | 'public' } = {};
+    if (op.body.displayName !== undefined) changes.displayName = op.body.displayName;
+    if (op.body.visibility !== undefined) changes.visibility = op.body.visibility;
+    const before = { displayName: account.displayName, visibility: account.visibility };
+    op.em.assign(account, changes);
+    op.audit('organization.update', 'organization', organization.id, { before, after: changes });
+    await op.em.flush();
+    return { status: 200, body: serializeOrganization(account, membershipRole(op.target!.roles)) };
+  },
+
+  async deleteOrganization(op) {
+    const organization = await findOrganization(op);
+    const account = organization.account;
+    const projects = await op.em.count(Project, { account: account.id });
+    // Recorded before the delete: the event outlives the account (its account_id becomes null), so the
+    // details say what was deleted.
+    op.audit('organization.delete', 'organization', organization.id, {
+      handle: account.handle,
+      accountId: account.id,
+      projects,
+    });
+    await op.em.flush();
+    // One statement in the operation's transaction: the foreign keys cascade from the account to the
+    // organization, its memberships and invitations, and to everything the account owns (projects,
+    // voice and glossary versions, settings, models, tokens).
+    await op.em.nativeDelete(Account, { id: account.id });
+    return { status: 204 };
+  },
+};

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { hashToken } from '../authz/account-tokens.ts';
+import { type IInvitation, Invitation, type IOrganization, type OrgRole } from '../db/entities/index.ts';
+
+/** How long an invitation can be accepted. */
+export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+// A recognisable prefix lets secret scanners spot a leaked invitation link, as with account tokens.
+const INVITATION_TOKEN_PREFIX = 'l10ninv_';
+
+/** Stores a pending invitation and returns it with its single-use token, which exists only here. */
+export function issueInvitation(
+  em: EntityManager,
+  input: { organization: IOrganization; email: string; role: OrgRole; invitedById: string; now?: Date },
+): { row: IInvitation; token: string } {
+  const token = `${INVITATION_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const now = input.now ?? new Date();
+  const row = em.create(Invitation, {
+    organization: input.organization,
+    email: input.email,
+    role: input.role,
+    // Only the hash is stored, so a database leak hands out no invitations.
+    tokenHash: hashToken(token),
+    status: 'pending',
+    expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS),
+    invitedBy: input.invitedById,
+    respondedAt: null,
+  });
+  return { row, token };
+}
+
+/** The status a reader should see: a pending invitation past its expiry is expired, stored or not. */
+export function effectiveStatus(invitation: Pick<IInvitation, 'status' | 'expiresAt'>, now = new Date()) {
+  return invitation.status === 'pending' && invitation.expiresAt <= now ? 'expired' : invitation.status;
+}
