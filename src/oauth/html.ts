@@ -42,7 +42,8 @@ const STYLE = `
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:34rem;margin:0 auto;padding:1.5rem 1rem 3rem}
 h1{font-size:1.5rem;line-height:1.25;margin:0 0 1rem}
-h2{font-size:1.05rem;margin:1.25rem 0 .5rem}
+h2{font-size:1.15rem;margin:1.25rem 0 .5rem}
+h3{font-size:1rem;margin:.75rem 0 .25rem}
 p{margin:.5rem 0}
 .muted{color:var(--muted)}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}

@@ -98,7 +98,7 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
         csrf: csrf.token(CSRF_PURPOSE, interaction.jti),
         clientName: await clientName(interaction),
         clientId: String(interaction.params.client_id),
-        redirectTarget: describeRedirect(String(interaction.params.redirect_uri)),
+        ...describeRedirect(String(interaction.params.redirect_uri)),
         userHandle: account?.handle ?? 'unknown',
         requested: [...requested],
         alreadyGranted: [...alreadyGranted].filter((s) => !requested.has(s)),
@@ -218,12 +218,14 @@ async function createUser(
 }
 
 /** What the user will be sent back to, shortened to what matters: the host, or the app's scheme. */
-function describeRedirect(redirectUri: string): string {
+function describeRedirect(redirectUri: string): { redirectTarget: string; redirectNote?: string } {
   const url = URL.parse(redirectUri);
-  if (!url) return redirectUri;
+  if (!url) return { redirectTarget: redirectUri };
   if (url.protocol === 'http:' || url.protocol === 'https:') {
     const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-    return loopback ? `${url.host} (an app on this computer)` : url.host;
+    return loopback
+      ? { redirectTarget: url.host, redirectNote: 'an app on this computer' }
+      : { redirectTarget: url.host };
   }
-  return `${url.protocol}//${url.host}`;
+  return { redirectTarget: `${url.protocol}//${url.host}`, redirectNote: 'an app on this computer' };
 }

@@ -94,6 +94,8 @@ export interface ConsentView {
   clientName: string;
   clientId: string;
   redirectTarget: string;
+  /** Plain words for where the redirect goes, when the host alone says little. */
+  redirectNote?: string;
   userHandle: string;
   requested: string[];
   alreadyGranted: string[];
@@ -105,7 +107,7 @@ export function consentPage(view: ConsentView): string {
     html`<h1>Allow <strong>${view.clientName}</strong> to access your account?</h1>
 <p>Signed in as <strong>@${view.userHandle}</strong>.</p>
 <div class="card">
-  <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>.</p>
+  <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>${view.redirectNote ? html` (${view.redirectNote})` : html``}.</p>
   <p class="muted">Client ID: <code>${view.clientId}</code></p>
 </div>
 <h2>${view.alreadyGranted.length > 0 ? 'It asks for more access:' : 'It will be able to:'}</h2>

@@ -1,0 +1,127 @@
+// The happy path in a real browser (Debian's chromium through playwright-core): sign-in, consent,
+// redirect to a temporary loopback listener as an agent would run, then the connected-apps page.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oauth from 'oauth4webapi';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestService } from '../support/service.ts';
+import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
+
+let service: TestService;
+let browser: Browser;
+let listener: Server;
+let redirectUri: string;
+const received: URL[] = [];
+
+beforeAll(async () => {
+  service = await startOAuthService();
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  // The agent's temporary local callback listener, on a random loopback port.
+  listener = createServer((req, res) => {
+    const url = new URL(req.url!, redirectUri);
+    // Chromium also asks this origin for /favicon.ico; only the callback counts.
+    if (url.pathname === '/callback') received.push(url);
+    res.end('You can close this window.');
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+});
+afterAll(async () => {
+  await browser?.close();
+  listener?.close();
+  await service?.close();
+});
+
+describe('in a browser', () => {
+  it('signs in, approves, reaches the loopback callback, and disconnects the app', async () => {
+    const registered = await register(service, {
+      client_name: 'Browser <Agent>',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+    const client = (await registered.json()) as { client_id: string };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(`${service.url}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'browser-state',
+      scope: 'user:read project:read project:write glossary:read',
+    }).toString();
+
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    await page.goto(url.toString());
+
+    // Sign-in page: the client name is shown escaped, the handle field is labelled.
+    await expect.poll(() => page.title()).toContain('Sign in');
+    expect(await page.locator('h1').textContent()).toContain('Browser <Agent>');
+    const handle = uniqueHandle('web');
+    await page.getByLabel('Handle').fill('Not A Handle');
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('lowercase');
+    await page.getByLabel('Handle').fill(handle);
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+
+    // Consent page: who, where it goes back to, and the scopes grouped by object in plain words.
+    await page.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(await page.locator('h1').textContent()).toContain('Browser <Agent>');
+    const text = await page.locator('main').textContent();
+    expect(text).toContain(`@${handle}`);
+    expect(text).toContain('(an app on this computer)');
+    expect(await page.getByRole('heading', { level: 3 }).allTextContents()).toEqual([
+      'Your profile',
+      'Projects',
+      'Glossary',
+    ]);
+    expect(text).toContain('Create or update projects');
+    await page.screenshot({ path: join(tmpdir(), 'oauth-consent.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Approve' }).click();
+
+    await expect.poll(() => received.length).toBe(1);
+    const callback = received[0]!;
+    expect(callback.searchParams.get('state')).toBe('browser-state');
+    const token = await tokenRequest(service, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code: callback.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+    });
+    expect(token.status).toBe(200);
+    const { refresh_token: refreshToken } = (await token.json()) as { refresh_token: string };
+
+    // Connected apps: listed with its scopes; Disconnect revokes every token at once.
+    await page.goto(`${service.url}/settings/apps`);
+    expect(await page.getByRole('heading', { level: 2 }).allTextContents()).toEqual(['Browser <Agent>']);
+    await page.getByRole('button', { name: 'Disconnect Browser <Agent>' }).click();
+    await page.getByText('No apps are connected to your account.').waitFor();
+    const afterRevoke = await tokenRequest(service, {
+      grant_type: 'refresh_token',
+      client_id: client.client_id,
+      refresh_token: refreshToken,
+    });
+    expect(afterRevoke.status).toBe(400);
+    await context.close();
+  });
+});
