@@ -17,7 +17,7 @@ const EXPECTED: Record<string, Role[]> = {
   'user:read': [S],
   'user:write': [S],
   'account:read': [S, A, M, P],
-  'organization:read': [S, A, M],
+  'organization:read': [S, A, M, P],
   'organization:write': [S, A],
   'organization:delete': [A],
   'organization:admin': [A],
