@@ -1,0 +1,140 @@
+// Consent is remembered per user and client, asks again only for new scopes, and the connected-apps
+// domain functions list and revoke it.
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/orm.ts';
+import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
+import type { TestService } from '../support/service.ts';
+import {
+  CookieJar,
+  registerPublicClient,
+  runAuthorization,
+  sql,
+  startOAuthService,
+  tokenRequest,
+  uniqueHandle,
+} from './helpers.ts';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startOAuthService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+async function authorizeWith(
+  jar: CookieJar,
+  clientId: string,
+  redirectUri: string,
+  scope: string,
+  handle: string,
+  create = false,
+) {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state: 's',
+    scope,
+  }).toString();
+  const { callback, pages } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+    handle,
+    create,
+  });
+  const token = await tokenRequest(service, {
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code: callback.searchParams.get('code')!,
+    code_verifier: verifier,
+    redirect_uri: redirectUri,
+  });
+  expect(token.status).toBe(200);
+  return {
+    pages,
+    tokens: (await token.json()) as { access_token: string; refresh_token: string; scope: string },
+  };
+}
+
+describe('remembered consent', () => {
+  it('skips consent for granted scopes, asks only for new ones, even from a new browser session', async () => {
+    const handle = uniqueHandle('cns');
+    const { client, redirectUri } = await registerPublicClient(service);
+
+    // First time: a sign-in page (creating the user) and a consent page.
+    const firstJar = new CookieJar();
+    const first = await authorizeWith(firstJar, client.client_id, redirectUri, 'project:read', handle, true);
+    expect(first.pages).toHaveLength(2);
+
+    // Same scope again: no page at all.
+    const again = await authorizeWith(firstJar, client.client_id, redirectUri, 'project:read', handle);
+    expect(again.pages).toHaveLength(0);
+
+    // A new browser (new session): sign-in only; the consent is remembered for this user and client.
+    const otherJar = new CookieJar();
+    const fresh = await authorizeWith(otherJar, client.client_id, redirectUri, 'project:read', handle);
+    expect(fresh.pages).toHaveLength(1);
+    expect(fresh.pages[0]).toContain('Sign in');
+
+    // More scopes: the consent page asks only for the new one, and shows the old one as already allowed.
+    const more = await authorizeWith(
+      otherJar,
+      client.client_id,
+      redirectUri,
+      'project:read glossary:write',
+      handle,
+    );
+    expect(more.pages).toHaveLength(1);
+    const asked = more.pages[0]!.split('<details>')[0]!;
+    expect(asked).toContain('It asks for more access');
+    expect(asked).toContain('Create or update glossary entries');
+    expect(asked).not.toContain('Read projects');
+    expect(more.tokens.scope.split(' ').sort()).toEqual(['glossary:write', 'project:read']);
+  });
+});
+
+describe('connected apps', () => {
+  it('lists the apps a user authorized and revokes one with all its tokens', async () => {
+    const handle = uniqueHandle('apps');
+    const jar = new CookieJar();
+    const a = await registerPublicClient(service, { client_name: 'App A' });
+    const b = await registerPublicClient(service, { client_name: 'App B' });
+    const tokensA = await authorizeWith(jar, a.client.client_id, a.redirectUri, 'project:read', handle, true);
+    await authorizeWith(jar, b.client.client_id, b.redirectUri, 'glossary:read voice:read', handle);
+
+    const rows = (await sql(service, 'select user_id as id from accounts where handle = $1', [handle])) as {
+      id: string;
+    }[];
+    const userId = rows[0]!.id;
+    const orm = await openDatabase(service.database.url);
+    try {
+      const apps = await listConnectedApps(orm, userId);
+      expect(apps.map((app) => app.clientName).sort()).toEqual(['App A', 'App B']);
+      const appB = apps.find((app) => app.clientName === 'App B')!;
+      expect(appB.scopes).toEqual(['glossary:read', 'voice:read']);
+      expect(appB.firstUsedAt.getTime()).toBeLessThanOrEqual(appB.lastUsedAt.getTime());
+
+      expect(await revokeConnectedApp(orm, userId, a.client.client_id)).toBe(true);
+      expect(await revokeConnectedApp(orm, userId, a.client.client_id)).toBe(false);
+      expect((await listConnectedApps(orm, userId)).map((app) => app.clientName)).toEqual(['App B']);
+      const left = await sql(
+        service,
+        `select model from oidc_models where payload->>'clientId' = $1 and model in ('AccessToken', 'RefreshToken', 'Grant')`,
+        [a.client.client_id],
+      );
+      expect(left).toEqual([]);
+      const refresh = await tokenRequest(service, {
+        grant_type: 'refresh_token',
+        client_id: a.client.client_id,
+        refresh_token: tokensA.tokens.refresh_token,
+      });
+      expect(refresh.status).toBe(400);
+    } finally {
+      await orm.close(true);
+    }
+  });
+});
