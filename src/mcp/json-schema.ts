@@ -52,9 +52,19 @@ export function inlineSchema(document: Record<string, unknown>, schema: unknown,
   return result;
 }
 
-/** Whether a schema is a plain object type (what MCP requires at the root of input and output schemas). */
-export function isObjectSchema(schema: JsonSchema): boolean {
+/** Whether a schema is a plain object type with its fields under `properties`, nothing combined. */
+export function isPlainObjectSchema(schema: JsonSchema): boolean {
   return schema.type === 'object' && !('oneOf' in schema || 'anyOf' in schema || 'allOf' in schema);
+}
+
+/**
+ * Whether every value the schema accepts is an object: a plain object schema, or a combination
+ * (`allOf`, `oneOf`, `anyOf`) of object schemas such as a resource extended with a one-time secret.
+ */
+export function describesObjects(schema: JsonSchema): boolean {
+  if (schema.type !== undefined) return schema.type === 'object';
+  const members = ['allOf', 'oneOf', 'anyOf'].flatMap((keyword) => (schema[keyword] as JsonSchema[]) ?? []);
+  return members.length > 0 && members.every(describesObjects);
 }
 
 function pointerGet(document: Record<string, unknown>, ref: string): unknown {

@@ -1,7 +1,13 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Catalogue, OperationSpec } from '../api/catalogue.ts';
 import type { Scope } from '../authz/scopes.ts';
-import { inlineSchema, isObjectSchema, type JsonSchema, resolveRef } from './json-schema.ts';
+import {
+  describesObjects,
+  inlineSchema,
+  isPlainObjectSchema,
+  type JsonSchema,
+  resolveRef,
+} from './json-schema.ts';
 import { translationWorkReason } from './translation-work.ts';
 
 // MCP tools derived from the operations of openapi.yaml tagged `x-mcp`: no tool has code of its own. A
@@ -84,7 +90,7 @@ function deriveTool(
   if (bodySchema) {
     const body = inlineSchema(document, bodySchema, `${where} request body`);
     const bodyRequired = requestBody.required === true;
-    if (isObjectSchema(body) && body.additionalProperties === false && body.properties) {
+    if (isPlainObjectSchema(body) && body.additionalProperties === false && body.properties) {
       const fieldsRequired = new Set(bodyRequired ? ((body.required as string[] | undefined) ?? []) : []);
       for (const [field, schema] of Object.entries(body.properties as Record<string, JsonSchema>)) {
         add(field, { in: 'body', name: field }, schema, fieldsRequired.has(field));
@@ -139,7 +145,10 @@ function outputSchemaOf(document: Record<string, unknown>, spec: OperationSpec, 
   const schema = resolveRef(document, responses[status])?.content?.['application/json']?.schema;
   if (!schema) return undefined;
   const inlined = inlineSchema(document, schema, `${where} response ${status}`);
-  if (isObjectSchema(inlined)) return { schema: inlined as NonNullable<Tool['outputSchema']>, wraps: false };
+  if (describesObjects(inlined)) {
+    // MCP wants `type: object` at the root, also where the document says it through allOf members.
+    return { schema: { ...inlined, type: 'object' as const }, wraps: false };
+  }
   return {
     schema: {
       type: 'object' as const,

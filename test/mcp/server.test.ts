@@ -80,8 +80,9 @@ describe('MCP server at /mcp', () => {
   });
 
   it('returns outputs that validate against each outputSchema (checked by the SDK client)', async () => {
-    // The client validates structuredContent of the tools it has listed; list first.
-    const { tools } = await adaMcp.listTools();
+    // The client validates structuredContent of the tools it has listed; list first. (tour.test.ts
+    // calls every tool.)
+    await adaMcp.listTools();
     const calls: [string, Record<string, unknown>][] = [
       ['list_accounts', {}],
       ['list_accounts', { limit: 1 }],
@@ -94,19 +95,6 @@ describe('MCP server at /mcp', () => {
       const result = await adaMcp.callTool({ name, arguments: args });
       expect(result.isError, `${name} ${JSON.stringify(result.content)}`).toBeFalsy();
       expect(result.structuredContent, name).toBeDefined();
-    }
-    // Every read tool that needs at most an account answers ada's own account with a valid output.
-    const simpleReads = tools.filter(
-      (tool) =>
-        tool.annotations?.readOnlyHint &&
-        (tool.inputSchema.required ?? []).every((name) => name === 'account'),
-    );
-    expect(simpleReads.length).toBeGreaterThanOrEqual(3);
-    for (const tool of simpleReads) {
-      const args =
-        tool.inputSchema.properties && 'account' in tool.inputSchema.properties ? { account: 'ada' } : {};
-      const result = await adaMcp.callTool({ name: tool.name, arguments: args });
-      if (!result.isError) expect(result.structuredContent, tool.name).toBeDefined();
     }
   });
 

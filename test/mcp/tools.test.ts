@@ -172,7 +172,7 @@ describe('tool derivation', () => {
     expect(() => deriveTools(catalogue)).toThrow(/"account".*rename one of them/);
   });
 
-  it('wraps a non-object response in { result }, and gives a 204 no output schema', () => {
+  it('wraps a non-object response in { result }, keeps allOf objects, and gives a 204 no output schema', () => {
     const tools = deriveTools(
       catalogueOf({
         '/api/v1/names': {
@@ -186,6 +186,24 @@ describe('tool derivation', () => {
               },
             },
           }),
+          post: op({
+            operationId: 'createName',
+            responses: {
+              '201': {
+                description: 'ok',
+                content: {
+                  'application/json': {
+                    schema: {
+                      allOf: [
+                        { $ref: '#/components/schemas/Thing' },
+                        { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          }),
           delete: op({
             operationId: 'clearNames',
             'x-mcp': { name: 'clear_all_names' },
@@ -195,7 +213,7 @@ describe('tool derivation', () => {
         },
       }),
     );
-    const [list, clear] = tools;
+    const [list, extended, clear] = tools;
     expect(list!.tool.outputSchema).toEqual({
       type: 'object',
       properties: { result: { type: 'array', items: { type: 'string' } } },
@@ -211,6 +229,12 @@ describe('tool derivation', () => {
       structuredContent: { result: ['a', 'b'] },
       content: [{ type: 'text', text: '{"result":["a","b"]}' }],
     });
+
+    expect(extended!.tool.outputSchema).toMatchObject({
+      type: 'object',
+      allOf: [{ type: 'object' }, { type: 'object' }],
+    });
+    expect(extended!.wrapsResult).toBe(false);
 
     expect(clear!.tool.name).toBe('clear_all_names');
     expect(clear!.tool.outputSchema).toBeUndefined();
@@ -258,6 +282,15 @@ describe('tool derivation', () => {
       },
     });
     expect(() => deriveTools(duplicate)).toThrow(/both become the MCP tool "get_it"/);
+  });
+
+  it('refuses to start when an operation that starts translation work is tagged x-mcp (spec 1.5)', () => {
+    const catalogue = catalogueOf({
+      '/api/v1/accounts/{account}/projects/{project}/translations': {
+        post: op({ operationId: 'startTranslation', responses: thingResponse('202') }),
+      },
+    });
+    expect(() => deriveTools(catalogue)).toThrow(/startTranslation.*spec 1\.5/);
   });
 
   it('reports an argument the tool does not have as a validation problem', () => {
