@@ -1,0 +1,45 @@
+// The failed-bearer-authentication limiter the API and MCP routers put in front of their routes: only
+// 401 answers count, per client address; over the limit, 429 with Retry-After.
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceContext } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createRateLimits, LIMITS, type RateLimits } from '../../src/oauth/rate-limits.ts';
+import { sharedSecretsEnv } from '../support/service.ts';
+
+let limits: RateLimits;
+let server: ReturnType<express.Express['listen']>;
+let url: string;
+
+beforeAll(async () => {
+  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
+  limits = createRateLimits({ config, logger: createLogger(config) } as ServiceContext);
+  const app = express();
+  app.use(limits.failedAuth);
+  // Stands in for the pipeline: a good token passes, anything else is a 401.
+  app.get('/probe', (req, res) => {
+    res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
+  });
+  server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/probe`;
+});
+afterAll(async () => {
+  server?.close();
+  await limits?.close();
+});
+
+describe('failed authentication limiter', () => {
+  it('counts only 401s and answers 429 once an address has too many', async () => {
+    const probe = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 5; i++) expect((await probe('good')).status).toBe(200);
+    for (let i = 0; i < LIMITS.failedAuth.perMinute; i++) expect((await probe('bad')).status).toBe(401);
+    const limited = await probe('bad');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await probe('good')).status).toBe(429);
+  });
+});
