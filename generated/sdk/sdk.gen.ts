@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -440,6 +440,152 @@ export const acceptInvitation = <ThrowOnError extends boolean = false>(options: 
 export const declineInvitation = <ThrowOnError extends boolean = false>(options: Options<DeclineInvitationData, ThrowOnError>) => (options.client ?? client).post<DeclineInvitationResponses, DeclineInvitationErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/invitations/decline',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an account's voice
+ *
+ * Returns the voice configuration translations of an account follow: tone, formality, target
+ * audience, guidelines (Markdown), target countries, cultural notes and per-locale overrides.
+ * Without `version` you get the current (highest) version; with it, that version from the history.
+ * The `ETag` header (also in the body as `etag`) names the version; send it as `If-Match` to
+ * saveVoice so that a save based on an outdated version is refused. 404 when no voice has been
+ * saved yet.
+ *
+ */
+export const getVoice = <ThrowOnError extends boolean = false>(options: Options<GetVoiceData, ThrowOnError>) => (options.client ?? client).get<GetVoiceResponses, GetVoiceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/voice',
+    ...options
+});
+
+/**
+ * Save a new voice version
+ *
+ * Saves the voice as a new version (current + 1); earlier versions are never changed and stay
+ * readable with getVoice's `version`. The body is the whole voice: fields you leave out are empty
+ * (formality `neutral`) in the new version, not copied from the previous one, so read, edit and
+ * save back. `targetCountries` are ISO 3166-1 alpha-2 codes in uppercase; `localeOverrides` maps
+ * BCP 47 locales (stored in canonical form, `de-ch` becomes `de-CH`) to the fields that differ for
+ * that locale.
+ *
+ * `If-Match` is optional. Send the ETag you read (`"v3"`) and the save is refused with 412 if
+ * someone saved another version since. Without it the save is added on top of whatever is
+ * current; if another save takes the same version number at the same moment, one of them gets 409
+ * and saves nothing, so no save is ever silently lost.
+ *
+ */
+export const saveVoice = <ThrowOnError extends boolean = false>(options: Options<SaveVoiceData, ThrowOnError>) => (options.client ?? client).put<SaveVoiceResponses, SaveVoiceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/voice',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an account's voice versions
+ *
+ * Lists the history of an account's voice, oldest version first: each version's number, change
+ * note, author and time. Read a version's content with getVoice and its `version` parameter.
+ *
+ */
+export const listVoiceVersions = <ThrowOnError extends boolean = false>(options: Options<ListVoiceVersionsData, ThrowOnError>) => (options.client ?? client).get<ListVoiceVersionsResponses, ListVoiceVersionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/voice/versions',
+    ...options
+});
+
+/**
+ * Get an account's glossary
+ *
+ * Returns an account's glossary: its terms in order, each with a definition, whether matching is
+ * case-sensitive, whether the term must stay untranslated (`doNotTranslate`) or must not be used
+ * (`forbidden`), and approved translations by BCP 47 locale. Without `version` you get the current
+ * (highest) version; with it, that version from the history. The `ETag` header (also in the body
+ * as `etag`) names the version; send it as `If-Match` to saveGlossary. 404 when no glossary has
+ * been saved yet.
+ *
+ */
+export const getGlossary = <ThrowOnError extends boolean = false>(options: Options<GetGlossaryData, ThrowOnError>) => (options.client ?? client).get<GetGlossaryResponses, GetGlossaryErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary',
+    ...options
+});
+
+/**
+ * Save a new glossary version
+ *
+ * Saves the whole list of entries (at most 5000; the request body is limited to 1 MB) as a new
+ * glossary version (current + 1); earlier versions are never changed and stay readable with
+ * getGlossary's `version`. Entries keep the order you send. Each term appears once (a repeated
+ * term is a 400 pointing at its second occurrence); translation locales are BCP 47 tags, stored in
+ * canonical form. To change one entry, read the glossary, edit the list and save it back.
+ *
+ * `If-Match` is optional. Send the ETag you read (`"v3"`) and the save is refused with 412 if
+ * someone saved another version since. Without it the save is added on top of whatever is
+ * current; if another save takes the same version number at the same moment, one of them gets 409
+ * and saves nothing, so no save is ever silently lost.
+ *
+ */
+export const saveGlossary = <ThrowOnError extends boolean = false>(options: Options<SaveGlossaryData, ThrowOnError>) => (options.client ?? client).put<SaveGlossaryResponses, SaveGlossaryErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an account's glossary versions
+ *
+ * Lists the history of an account's glossary, oldest version first: each version's number, change
+ * note, number of entries, author and time. Read a version's entries with getGlossary and its
+ * `version` parameter.
+ *
+ */
+export const listGlossaryVersions = <ThrowOnError extends boolean = false>(options: Options<ListGlossaryVersionsData, ThrowOnError>) => (options.client ?? client).get<ListGlossaryVersionsResponses, ListGlossaryVersionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/versions',
+    ...options
+});
+
+/**
+ * Get an account's glossary settings
+ *
+ * Returns how strictly translations must follow the glossary (`enforcementMode`: `off`, `warn` or
+ * `strict`) and the settings' `revision`. An account whose settings were never changed reads as the
+ * defaults (`warn`) at revision 0. The `ETag` header (also in the body as `etag`) names the
+ * revision; send it as `If-Match` to updateGlossarySettings.
+ *
+ */
+export const getGlossarySettings = <ThrowOnError extends boolean = false>(options: Options<GetGlossarySettingsData, ThrowOnError>) => (options.client ?? client).get<GetGlossarySettingsResponses, GetGlossarySettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/settings',
+    ...options
+});
+
+/**
+ * Update an account's glossary settings
+ *
+ * Replaces the glossary settings and increments their revision. `If-Match` is optional: send the
+ * ETag you read (`"r3"`) and the update is refused with 412 if someone changed the settings since.
+ * Two updates based on the same revision never both succeed: the second gets 412 (with If-Match)
+ * or 409 (without) and changes nothing.
+ *
+ */
+export const updateGlossarySettings = <ThrowOnError extends boolean = false>(options: Options<UpdateGlossarySettingsData, ThrowOnError>) => (options.client ?? client).put<UpdateGlossarySettingsResponses, UpdateGlossarySettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/settings',
     ...options,
     headers: {
         'Content-Type': 'application/json',

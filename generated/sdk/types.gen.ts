@@ -327,6 +327,200 @@ export type InvitationAnswer = {
 };
 
 /**
+ * How formally translations address the reader.
+ */
+export type VoiceFormality = 'informal' | 'neutral' | 'formal';
+
+/**
+ * An ISO 3166-1 alpha-2 country code, uppercase.
+ */
+export type CountryCode = string;
+
+export type VersionSummary = {
+    version: number;
+    changeNote: string;
+    /**
+     * Personal account handle of the user who saved the version; null if they were deleted.
+     */
+    author: string | null;
+    createdAt: Timestamp;
+};
+
+/**
+ * The voice fields that differ for one locale; the others come from the voice itself.
+ */
+export type VoiceOverride = {
+    tone?: string;
+    formality?: VoiceFormality;
+    targetAudience?: string;
+    guidelines?: string;
+    targetCountries?: Array<CountryCode>;
+    culturalNotes?: string;
+};
+
+export type Voice = {
+    version: number;
+    /**
+     * The version's ETag, for If-Match.
+     */
+    etag: string;
+    tone: string;
+    formality: VoiceFormality;
+    targetAudience: string;
+    /**
+     * Markdown.
+     */
+    guidelines: string;
+    targetCountries: Array<CountryCode>;
+    culturalNotes: string;
+    /**
+     * Overrides by canonical BCP 47 locale.
+     */
+    localeOverrides: {
+        [key: string]: VoiceOverride;
+    };
+    changeNote: string;
+    /**
+     * Personal account handle of the user who saved the version; null if they were deleted.
+     */
+    author: string | null;
+    createdAt: Timestamp;
+};
+
+/**
+ * The whole voice; fields left out are empty in the new version.
+ */
+export type VoiceSave = {
+    tone?: string;
+    formality?: VoiceFormality;
+    targetAudience?: string;
+    /**
+     * Markdown.
+     */
+    guidelines?: string;
+    targetCountries?: Array<CountryCode>;
+    culturalNotes?: string;
+    /**
+     * Overrides keyed by BCP 47 locale (stored in canonical form).
+     */
+    localeOverrides?: {
+        [key: string]: VoiceOverride;
+    };
+    /**
+     * What changed and why
+     */
+    changeNote?: string;
+};
+
+export type VoiceVersionPage = {
+    items: Array<VersionSummary>;
+    nextCursor: NextCursor;
+};
+
+/**
+ * Approved translations of the term, keyed by BCP 47 locale (stored in canonical form).
+ */
+export type GlossaryTranslations = {
+    [key: string]: string;
+};
+
+export type GlossaryEntry = {
+    term: string;
+    definition: string;
+    caseSensitive: boolean;
+    /**
+     * The term stays as it is in every language.
+     */
+    doNotTranslate: boolean;
+    /**
+     * The term must not appear in translations.
+     */
+    forbidden: boolean;
+    translations: GlossaryTranslations;
+};
+
+export type GlossaryEntryInput = {
+    /**
+     * The term, without leading or trailing whitespace; unique within the glossary.
+     */
+    term: string;
+    definition?: string;
+    caseSensitive?: boolean;
+    /**
+     * The term stays as it is in every language.
+     */
+    doNotTranslate?: boolean;
+    /**
+     * The term must not appear in translations.
+     */
+    forbidden?: boolean;
+    translations?: GlossaryTranslations;
+};
+
+export type Glossary = {
+    version: number;
+    /**
+     * The version's ETag, for If-Match.
+     */
+    etag: string;
+    changeNote: string;
+    /**
+     * Personal account handle of the user who saved the version; null if they were deleted.
+     */
+    author: string | null;
+    createdAt: Timestamp;
+    entries: Array<GlossaryEntry>;
+};
+
+export type GlossarySave = {
+    /**
+     * The whole glossary, in order.
+     */
+    entries: Array<GlossaryEntryInput>;
+    /**
+     * What changed and why
+     */
+    changeNote?: string;
+};
+
+export type GlossaryVersionSummary = VersionSummary & {
+    entryCount: number;
+};
+
+export type GlossaryVersionPage = {
+    items: Array<GlossaryVersionSummary>;
+    nextCursor: NextCursor;
+};
+
+/**
+ * How translations are held to the glossary: `off` ignores it, `warn` reports deviations,
+ * `strict` rejects translations that deviate.
+ *
+ */
+export type GlossaryEnforcementMode = 'off' | 'warn' | 'strict';
+
+export type GlossarySettings = {
+    enforcementMode: GlossaryEnforcementMode;
+    /**
+     * Incremented by every update; 0 until the first.
+     */
+    revision: number;
+    /**
+     * The revision's ETag, for If-Match.
+     */
+    etag: string;
+    updatedAt: string | null;
+    /**
+     * Personal account handle of the user who last updated the settings.
+     */
+    updatedBy: string | null;
+};
+
+export type GlossarySettingsUpdate = {
+    enforcementMode: GlossaryEnforcementMode;
+};
+
+/**
  * Handle of the account (personal or organization).
  */
 export type Account2 = Handle;
@@ -355,6 +549,11 @@ export type Limit = number;
  * The ETag of the version you edited; a stale value answers 412 and changes nothing.
  */
 export type IfMatch = string;
+
+/**
+ * A version number from the history; without it, the current version.
+ */
+export type Version = number;
 
 /**
  * Handle of the model within the account (not its provider:model identifier).
@@ -1653,3 +1852,405 @@ export type DeclineInvitationResponses = {
 };
 
 export type DeclineInvitationResponse = DeclineInvitationResponses[keyof DeclineInvitationResponses];
+
+export type GetVoiceData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * A version number from the history; without it, the current version.
+         */
+        version?: number;
+    };
+    url: '/api/v1/accounts/{account}/voice';
+};
+
+export type GetVoiceErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type GetVoiceError = GetVoiceErrors[keyof GetVoiceErrors];
+
+export type GetVoiceResponses = {
+    /**
+     * The voice version.
+     */
+    200: Voice;
+};
+
+export type GetVoiceResponse = GetVoiceResponses[keyof GetVoiceResponses];
+
+export type SaveVoiceData = {
+    body: VoiceSave;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/voice';
+};
+
+export type SaveVoiceErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type SaveVoiceError = SaveVoiceErrors[keyof SaveVoiceErrors];
+
+export type SaveVoiceResponses = {
+    /**
+     * The new version.
+     */
+    201: Voice;
+};
+
+export type SaveVoiceResponse = SaveVoiceResponses[keyof SaveVoiceResponses];
+
+export type ListVoiceVersionsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/voice/versions';
+};
+
+export type ListVoiceVersionsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListVoiceVersionsError = ListVoiceVersionsErrors[keyof ListVoiceVersionsErrors];
+
+export type ListVoiceVersionsResponses = {
+    /**
+     * A page of versions.
+     */
+    200: VoiceVersionPage;
+};
+
+export type ListVoiceVersionsResponse = ListVoiceVersionsResponses[keyof ListVoiceVersionsResponses];
+
+export type GetGlossaryData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * A version number from the history; without it, the current version.
+         */
+        version?: number;
+    };
+    url: '/api/v1/accounts/{account}/glossary';
+};
+
+export type GetGlossaryErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type GetGlossaryError = GetGlossaryErrors[keyof GetGlossaryErrors];
+
+export type GetGlossaryResponses = {
+    /**
+     * The glossary version.
+     */
+    200: Glossary;
+};
+
+export type GetGlossaryResponse = GetGlossaryResponses[keyof GetGlossaryResponses];
+
+export type SaveGlossaryData = {
+    body: GlossarySave;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary';
+};
+
+export type SaveGlossaryErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type SaveGlossaryError = SaveGlossaryErrors[keyof SaveGlossaryErrors];
+
+export type SaveGlossaryResponses = {
+    /**
+     * The new version.
+     */
+    201: Glossary;
+};
+
+export type SaveGlossaryResponse = SaveGlossaryResponses[keyof SaveGlossaryResponses];
+
+export type ListGlossaryVersionsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/glossary/versions';
+};
+
+export type ListGlossaryVersionsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListGlossaryVersionsError = ListGlossaryVersionsErrors[keyof ListGlossaryVersionsErrors];
+
+export type ListGlossaryVersionsResponses = {
+    /**
+     * A page of versions.
+     */
+    200: GlossaryVersionPage;
+};
+
+export type ListGlossaryVersionsResponse = ListGlossaryVersionsResponses[keyof ListGlossaryVersionsResponses];
+
+export type GetGlossarySettingsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/settings';
+};
+
+export type GetGlossarySettingsErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type GetGlossarySettingsError = GetGlossarySettingsErrors[keyof GetGlossarySettingsErrors];
+
+export type GetGlossarySettingsResponses = {
+    /**
+     * The settings.
+     */
+    200: GlossarySettings;
+};
+
+export type GetGlossarySettingsResponse = GetGlossarySettingsResponses[keyof GetGlossarySettingsResponses];
+
+export type UpdateGlossarySettingsData = {
+    body: GlossarySettingsUpdate;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/settings';
+};
+
+export type UpdateGlossarySettingsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type UpdateGlossarySettingsError = UpdateGlossarySettingsErrors[keyof UpdateGlossarySettingsErrors];
+
+export type UpdateGlossarySettingsResponses = {
+    /**
+     * The updated settings.
+     */
+    200: GlossarySettings;
+};
+
+export type UpdateGlossarySettingsResponse = UpdateGlossarySettingsResponses[keyof UpdateGlossarySettingsResponses];

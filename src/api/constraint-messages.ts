@@ -16,9 +16,15 @@ const MESSAGES: Record<string, string> = {
   glossary_versions_account_version_unique:
     'Someone saved a new glossary version at the same time; reload and retry.',
   glossary_entries_version_term_unique: 'A glossary cannot list the same term twice.',
+  glossary_settings_account_id_key:
+    'Someone changed the glossary settings at the same time; reload and retry.',
 };
 
+/** The name of the violated constraint, for handlers that turn one particular violation into a problem. */
+export function constraintName(error: Error & { constraint?: string }): string {
+  return error.constraint ?? /constraint "([^"]+)"/.exec(error.message)?.[1] ?? '';
+}
+
 export function describeConstraint(error: Error & { constraint?: string; code?: string }): string {
-  const name = error.constraint ?? /constraint "([^"]+)"/.exec(error.message)?.[1] ?? '';
-  return MESSAGES[name] ?? 'The change conflicts with data already stored.';
+  return MESSAGES[constraintName(error)] ?? 'The change conflicts with data already stored.';
 }

@@ -16,3 +16,14 @@ export function createUserWithAccount(
   });
   return { user, account };
 }
+
+/** The API names a user by their personal account's handle; this maps user ids to handles in one query. */
+export async function userHandles(
+  em: EntityManager,
+  userIds: Iterable<string | null | undefined>,
+): Promise<Map<string, string>> {
+  const ids = [...new Set([...userIds].filter((id): id is string => Boolean(id)))];
+  if (ids.length === 0) return new Map();
+  const accounts = await em.find(Account, { user: { $in: ids } }, { fields: ['handle', 'user'] });
+  return new Map(accounts.map((account) => [account.user!.id, account.handle]));
+}

@@ -64,3 +64,20 @@ export function canonicalLocales(tags: string[], pointer: string): string[] {
   if (new Set(out).size !== out.length) throw problems.badRequest('A locale is listed twice.', pointer);
   return out;
 }
+
+/**
+ * A record keyed by BCP 47 tags, with its keys in canonical form (`de-ch` -> `de-CH`). A bad key, or two
+ * keys naming the same locale, is a 400 pointing at the offending key.
+ */
+export function canonicalLocaleKeys<V>(record: Record<string, V>, pointer: string): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const [key, value] of Object.entries(record)) {
+    const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const canonical = canonicalLocale(key, at);
+    if (Object.hasOwn(out, canonical)) {
+      throw problems.badRequest(`"${key}" names the locale ${canonical} a second time.`, at);
+    }
+    out[canonical] = value;
+  }
+  return out;
+}

@@ -1,6 +1,8 @@
 import { type Client, createClient } from '../../generated/sdk/client/index.ts';
 import { ALL_SCOPES, type Scope } from '../../src/authz/scopes.ts';
+import { Membership, User } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
+import { createOrganization } from '../../src/domain/organizations.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
 import type { TestService } from './service.ts';
@@ -38,6 +40,34 @@ export async function createTestUser(
     });
     await em.flush();
     return { userId: user.id, handle, token: secret, client: sdkClient(service, secret) };
+  } finally {
+    await orm.close();
+  }
+}
+
+/**
+ * An organization made the way the service makes one (admin creator, default settings), with extra
+ * members, straight in the database: for suites that need organization roles but do not test them.
+ */
+export async function createTestOrganization(
+  service: TestService,
+  handle: string,
+  admin: TestUser,
+  options: { visibility?: 'private' | 'public'; members?: TestUser[] } = {},
+): Promise<void> {
+  const orm = await openDatabase(service.database.url);
+  try {
+    const em = orm.em.fork();
+    const creator = await em.findOneOrFail(User, { id: admin.userId });
+    const { organization } = createOrganization(em, creator, {
+      handle,
+      displayName: handle,
+      visibility: options.visibility ?? 'private',
+    });
+    for (const member of options.members ?? []) {
+      em.create(Membership, { organization, user: member.userId, role: 'member' });
+    }
+    await em.flush();
   } finally {
     await orm.close();
   }

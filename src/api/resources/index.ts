@@ -1,5 +1,6 @@
 import type { OperationHandler } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
+import { glossaryHandlers } from './glossary.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
 import { modelHandlers } from './models.ts';
@@ -7,6 +8,7 @@ import { organizationHandlers } from './organizations.ts';
 import { projectHandlers } from './projects.ts';
 import { tokenHandlers } from './tokens.ts';
 import { userHandlers } from './user.ts';
+import { voiceHandlers } from './voice.ts';
 
 /** Every operation's handler by operationId; the pipeline refuses to start if one is missing. */
 export const handlers: Record<string, OperationHandler> = {
@@ -18,4 +20,6 @@ export const handlers: Record<string, OperationHandler> = {
   ...organizationHandlers,
   ...memberHandlers,
   ...invitationHandlers,
+  ...voiceHandlers,
+  ...glossaryHandlers,
 };

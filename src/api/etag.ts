@@ -1,0 +1,70 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { constraintName } from './constraint-messages.ts';
+import type { OperationContext } from './pipeline.ts';
+import { type Problem, problems } from './problem.ts';
+
+// Optimistic concurrency for the resources several people edit (voice, glossary, glossary settings):
+// reads carry a strong ETag naming the stored version, writes may send it back in If-Match (RFC 9110
+// §13.1.1), and a write based on anything but the current version changes nothing and answers 412.
+
+/** The ETag of a saved voice or glossary version. */
+export const versionEtag = (version: number) => `"v${version}"`;
+/** The ETag of an edited-in-place settings row at a given revision. */
+export const revisionEtag = (revision: number) => `"r${revision}"`;
+
+/**
+ * The entity tags of an If-Match value, or `*`. Bare tags (`v3`) are accepted as `"v3"` because agents
+ * copy the `etag` field of a body and lose the quotes; weak tags (`W/"v3"`) stay weak and never match.
+ */
+export function parseIfMatch(value: string): string[] | '*' {
+  const trimmed = value.trim();
+  if (trimmed === '*') return '*';
+  return trimmed
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean)
+    .map((tag) => (tag.startsWith('"') || tag.startsWith('W/') ? tag : `"${tag}"`));
+}
+
+/**
+ * Throws 412 when the request sent If-Match and it does not name `current` (null: nothing stored yet,
+ * which no precondition matches). Without If-Match the write goes ahead.
+ */
+export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: string | null, what: string) {
+  if (op.ifMatch === undefined) return;
+  const tags = parseIfMatch(op.ifMatch);
+  if (current !== null && (tags === '*' || tags.includes(current))) return;
+  throw problems.preconditionFailed(
+    current === null
+      ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
+      : `The ${what} changed since you read it: it is now ${current}, your If-Match is ${op.ifMatch}. Reload, reapply your change and retry.`,
+  );
+}
+
+/**
+ * A concurrent writer committed between this request's read and its write. With If-Match the caller's
+ * tag is stale now (412); without one there was no precondition to fail, so it is a conflict (409).
+ */
+export function lostRace(op: Pick<OperationContext, 'ifMatch'>, what: string): Problem {
+  const detail = `Someone else saved the ${what} at the same time; nothing was saved. Reload and retry.`;
+  return op.ifMatch === undefined ? problems.conflict(detail) : problems.preconditionFailed(detail);
+}
+
+/**
+ * Flushes a write whose uniqueness `constraint` is what settles a race (two saves taking the same
+ * version number, two first writes of a settings row): violating it means this request lost.
+ */
+export async function flushUnlessRaced(
+  op: Pick<OperationContext, 'ifMatch' | 'em'>,
+  constraint: string,
+  what: string,
+): Promise<void> {
+  try {
+    await op.em.flush();
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException && constraintName(error) === constraint) {
+      throw lostRace(op, what);
+    }
+    throw error;
+  }
+}

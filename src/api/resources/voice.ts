@@ -1,0 +1,104 @@
+import { type IVoiceVersion, VoiceVersion } from '../../db/entities/index.ts';
+import { assertCountryCodes } from '../../domain/countries.ts';
+import { canonicalLocaleKeys } from '../../domain/validation.ts';
+import { versionEtag } from '../etag.ts';
+import { page } from '../pagination.ts';
+import type { OperationHandler } from '../pipeline.ts';
+import {
+  authorHandle,
+  findVersion,
+  flushNewVersion,
+  type History,
+  nextVersion,
+  versionHistory,
+  versionSummary,
+} from '../versions.ts';
+
+const VOICE: History<IVoiceVersion> = {
+  entity: VoiceVersion,
+  noun: 'voice',
+  saveOperation: 'saveVoice',
+  uniqueConstraint: 'voice_versions_account_version_unique',
+};
+
+interface VoiceOverride {
+  targetCountries?: string[];
+  [field: string]: unknown;
+}
+
+export function serializeVoice(row: IVoiceVersion, author: string | null) {
+  return {
+    version: row.version,
+    etag: versionEtag(row.version),
+    tone: row.tone,
+    formality: row.formality,
+    targetAudience: row.targetAudience,
+    guidelines: row.guidelines,
+    targetCountries: row.targetCountries,
+    culturalNotes: row.culturalNotes,
+    localeOverrides: row.localeOverrides,
+    changeNote: row.changeNote,
+    author,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** Country codes checked everywhere they appear, then override keys in canonical BCP 47 form. */
+function validOverrides(overrides: Record<string, VoiceOverride>): Record<string, VoiceOverride> {
+  for (const [key, override] of Object.entries(overrides)) {
+    if (override.targetCountries) {
+      const pointer = `/body/localeOverrides/${key.replace(/~/g, '~0').replace(/\//g, '~1')}/targetCountries`;
+      assertCountryCodes(override.targetCountries, pointer);
+    }
+  }
+  return canonicalLocaleKeys(overrides, '/body/localeOverrides');
+}
+
+export const voiceHandlers: Record<string, OperationHandler> = {
+  async getVoice(op) {
+    const row = await findVersion(op, VOICE);
+    return {
+      status: 200,
+      body: serializeVoice(row, await authorHandle(op.em, row)),
+      headers: { ETag: versionEtag(row.version) },
+    };
+  },
+
+  async saveVoice(op) {
+    const account = op.target!.account;
+    const body = op.body;
+    const targetCountries: string[] = body.targetCountries ?? [];
+    assertCountryCodes(targetCountries, '/body/targetCountries');
+    const localeOverrides = validOverrides(body.localeOverrides ?? {});
+    const version = await nextVersion(op, VOICE);
+    // The body is the whole voice: what it leaves out is empty in the new version, not carried over.
+    const row = op.em.create(VoiceVersion, {
+      account,
+      version,
+      tone: body.tone ?? '',
+      formality: body.formality ?? 'neutral',
+      targetAudience: body.targetAudience ?? '',
+      guidelines: body.guidelines ?? '',
+      targetCountries,
+      culturalNotes: body.culturalNotes ?? '',
+      localeOverrides,
+      changeNote: body.changeNote ?? '',
+      author: op.caller.userId,
+    });
+    op.audit('voice.save', 'voice_version', row.id, { version });
+    await flushNewVersion(op, VOICE);
+    return {
+      status: 201,
+      body: serializeVoice(row, await authorHandle(op.em, row)),
+      headers: {
+        ETag: versionEtag(version),
+        Location: `/api/v1/accounts/${account.handle}/voice?version=${version}`,
+      },
+    };
+  },
+
+  async listVoiceVersions(op) {
+    const { rows, request, authors } = await versionHistory(op, VOICE);
+    return { status: 200, body: page(rows, request, (row) => versionSummary(row, authors)) };
+  },
+};

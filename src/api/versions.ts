@@ -1,0 +1,132 @@
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { userHandles } from '../domain/users.ts';
+import { assertIfMatch, flushUnlessRaced, versionEtag } from './etag.ts';
+import { type PageRequest, pageRequest } from './pagination.ts';
+import type { OperationContext } from './pipeline.ts';
+import { problems } from './problem.ts';
+
+// Voice and glossary are append-only histories per account: a save adds version current + 1 and never
+// touches an earlier row. The unique (account, version) constraint settles two saves that race for the
+// same number; everything here is shared by both resources so they behave identically.
+
+export interface VersionRow {
+  id: string;
+  version: number;
+  changeNote: string;
+  author?: { id: string } | null;
+  createdAt: Date;
+}
+
+export interface History<T extends VersionRow> {
+  entity: EntityName<T>;
+  /** How messages name the resource: "voice", "glossary". */
+  noun: string;
+  /** The operation that saves a version, named in the "nothing saved yet" message. */
+  saveOperation: string;
+  /** The unique (account, version) constraint of the table. */
+  uniqueConstraint: string;
+}
+
+async function latestVersion<T extends VersionRow>(
+  em: EntityManager,
+  history: History<T>,
+  accountId: string,
+): Promise<number> {
+  const row = await em.findOne(history.entity, { account: accountId } as FilterQuery<T>, {
+    orderBy: { version: 'desc' } as never,
+    fields: ['version'] as never,
+  });
+  return row?.version ?? 0;
+}
+
+/** The version named by the `version` query parameter, or the current one; 404 when there is none. */
+export async function findVersion<T extends VersionRow>(
+  op: OperationContext,
+  history: History<T>,
+  populate: string[] = [],
+): Promise<T> {
+  const account = op.target!.account;
+  const requested = op.query.version === undefined ? undefined : Number(op.query.version);
+  const where = { account: account.id, ...(requested ? { version: requested } : {}) } as FilterQuery<T>;
+  const row = await op.em.findOne(history.entity, where, {
+    orderBy: { version: 'desc' } as never,
+    populate: populate as never,
+  });
+  if (row) return row as T;
+  throw problems.notFound(
+    requested
+      ? `"${account.handle}" has no ${history.noun} version ${requested}.`
+      : `No ${history.noun} has been saved for "${account.handle}" yet; ${history.saveOperation} saves the first version.`,
+  );
+}
+
+/**
+ * The number the next save gets, after checking If-Match against the current version. The check alone
+ * cannot stop a save racing past it; `flushNewVersion` catches that one.
+ */
+export async function nextVersion<T extends VersionRow>(
+  op: OperationContext,
+  history: History<T>,
+): Promise<number> {
+  const current = await latestVersion(op.em, history, op.target!.account.id);
+  assertIfMatch(op, current ? versionEtag(current) : null, history.noun);
+  return current + 1;
+}
+
+/** Writes the new version; a concurrent save that took the same number first makes this one lose. */
+export function flushNewVersion<T extends VersionRow>(op: OperationContext, history: History<T>) {
+  return flushUnlessRaced(op, history.uniqueConstraint, history.noun);
+}
+
+/**
+ * One page of the history, oldest first. Ordered by version number, not by id: ids are time-ordered
+ * only to the millisecond, and versions are the order users mean. The cursor is still the opaque id of
+ * the last row, as in every other list.
+ */
+export async function versionHistory<T extends VersionRow>(
+  op: OperationContext,
+  history: History<T>,
+): Promise<{ rows: T[]; request: PageRequest; authors: Map<string, string> }> {
+  const account = op.target!.account;
+  const request = pageRequest(op.query);
+  let afterVersion = 0;
+  if (request.afterId) {
+    const after = await op.em.findOne(
+      history.entity,
+      { id: request.afterId, account: account.id } as FilterQuery<T>,
+      { fields: ['version'] as never },
+    );
+    if (!after) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
+    afterVersion = after.version;
+  }
+  const rows = (await op.em.find(
+    history.entity,
+    { account: account.id, version: { $gt: afterVersion } } as FilterQuery<T>,
+    { orderBy: { version: 'asc' } as never, limit: request.limit + 1 },
+  )) as T[];
+  const authors = await userHandles(
+    op.em,
+    rows.map((row) => row.author?.id),
+  );
+  return { rows, request, authors };
+}
+
+export async function authorHandle(em: EntityManager, row: VersionRow): Promise<string | null> {
+  const authors = await userHandles(em, [row.author?.id]);
+  return authorOf(row, authors);
+}
+
+export function authorOf(row: VersionRow, authors: Map<string, string>): string | null {
+  return (row.author && authors.get(row.author.id)) ?? null;
+}
+
+/** The fields every history item has. */
+export function versionSummary(row: VersionRow, authors: Map<string, string>) {
+  return {
+    version: row.version,
+    changeNote: row.changeNote,
+    author: authorOf(row, authors),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
