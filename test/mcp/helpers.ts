@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type Browser, chromium } from 'playwright-core';
 import type { Scope } from '../../src/authz/scopes.ts';
 import { Account } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
@@ -51,4 +52,44 @@ export function postMcp(
     },
     body: JSON.stringify(body),
   });
+}
+
+/** Debian's chromium, headless, as the browser the user would sign in with. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/**
+ * What the user does in the browser an agent opened: the development sign-in (creating the user) and the
+ * consent page's Approve, which sends the browser on to the agent's loopback callback.
+ */
+export async function signInAndApprove(
+  browser: Browser,
+  authorizationUrl: string,
+  handle: string,
+  callback: string,
+): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(authorizationUrl);
+    await page.getByLabel('Handle').fill(handle);
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL((url) => url.toString().startsWith(callback));
+    return page.url();
+  } finally {
+    await context.close();
+  }
 }

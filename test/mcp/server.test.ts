@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES, DEFAULT_OAUTH_SCOPES } from '../../src/authz/scopes.ts';
@@ -120,6 +121,15 @@ describe('MCP server at /mcp', () => {
 
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
+
+    // deleteProject is not tagged x-mcp: there is no such tool, and nothing is deleted.
+    const unknownTool = await adaMcp
+      .callTool({ name: 'delete_project', arguments: { account: 'ada', project: 'docs' } })
+      .catch((e: unknown) => e);
+    expect(unknownTool).toBeInstanceOf(McpError);
+    expect((unknownTool as McpError).code).toBe(ErrorCode.InvalidParams);
+    const still = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'docs' } });
+    expect(still.response.status).toBe(200);
   });
 
   it("refuses another user's private account as the REST API does", async () => {

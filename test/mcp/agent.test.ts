@@ -1,0 +1,181 @@
+// Spec 4.6, as a coding agent lives it, with nothing pre-registered: the MCP TypeScript SDK client with its
+// own OAuthClientProvider meets a 401, reads the protected resource metadata and the authorization server
+// metadata, registers itself, sends the user's browser (headless chromium) through sign-in and consent with
+// PKCE S256 and `resource`, receives the code on a temporary loopback listener, exchanges it, and then uses
+// the MCP server with the access token.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { sdkClient } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { issueToken, launchChromium, signInAndApprove } from './helpers.ts';
+
+let service: TestService;
+let browser: Browser;
+let listener: Server;
+let redirectUrl: string;
+const callbacks: URL[] = [];
+
+beforeAll(async () => {
+  service = await startTestService({ DEV_LOGIN: 'true' });
+  browser = await launchChromium();
+  // The agent's temporary local listener for the redirect, on a random loopback port.
+  listener = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', redirectUrl);
+    if (url.pathname === '/callback') callbacks.push(url);
+    res.end('Signed in; you can close this window.');
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+});
+afterAll(async () => {
+  await browser?.close();
+  listener?.close();
+  await service?.close();
+});
+
+/** An agent's OAuth state, kept in memory: what a real agent would keep in its credential store. */
+class AgentOAuthProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+
+  get redirectUrl() {
+    return redirectUrl;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Test Agent',
+      redirect_uris: [redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state() {
+    return 'agent-state';
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+describe('an agent connects with OAuth (spec 4.6)', () => {
+  it('discovers, registers, signs the user in through the browser, and creates a project', async () => {
+    const provider = new AgentOAuthProvider();
+    const requests: string[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : input.toString());
+      const response = await fetch(input, init);
+      requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
+      return response;
+    };
+    const mcpUrl = new URL(`${service.url}/mcp`);
+    const transport = () =>
+      new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: recordingFetch });
+
+    // 1. No token yet: the first request is challenged, and the SDK runs discovery and registration,
+    //    then hands the authorization URL to the agent to open in the browser.
+    const first = new Client({ name: 'test-agent', version: '1.0.0' });
+    const firstTransport = transport();
+    await expect(first.connect(firstTransport)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(requests).toEqual([
+      'POST /mcp 401',
+      'GET /.well-known/oauth-protected-resource/mcp 200',
+      'GET /.well-known/oauth-authorization-server 200',
+      'POST /oauth/register 201',
+    ]);
+    expect(provider.client?.client_id).toBeTruthy();
+
+    const authorization = provider.authorizationUrl!;
+    expect(authorization.origin + authorization.pathname).toBe(`${service.url}/oauth/authorize`);
+    expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorization.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(authorization.searchParams.get('resource')).toBe(`${service.url}/mcp`);
+    expect(authorization.searchParams.get('redirect_uri')).toBe(redirectUrl);
+    expect(authorization.searchParams.get('scope')).toContain('project:write');
+
+    // 2. The user signs in and approves in the browser; the redirect reaches the loopback listener.
+    await signInAndApprove(browser, authorization.toString(), 'agentuser', redirectUrl);
+    expect(callbacks).toHaveLength(1);
+    expect(callbacks[0]!.searchParams.get('state')).toBe('agent-state');
+    const code = callbacks[0]!.searchParams.get('code')!;
+
+    // 3. Code for tokens (PKCE verifier, same resource), then every MCP request carries the access token.
+    await firstTransport.finishAuth(code);
+    expect(requests.at(-1)).toBe('POST /oauth/token 200');
+    expect(provider.saved?.access_token).toBeTruthy();
+    expect(provider.saved?.token_type.toLowerCase()).toBe('bearer');
+
+    const agent = new Client({ name: 'test-agent', version: '1.0.0' });
+    await agent.connect(transport());
+    try {
+      const { tools } = await agent.listTools();
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['list_accounts', 'create_project']));
+
+      const accounts = await agent.callTool({ name: 'list_accounts', arguments: {} });
+      const handles = (accounts.structuredContent as { items: { handle: string }[] }).items.map(
+        (a) => a.handle,
+      );
+      expect(handles).toEqual(['agentuser']);
+
+      const created = await agent.callTool({
+        name: 'create_project',
+        arguments: { account: 'agentuser', handle: 'from-agent', name: 'From the agent', sourceLocale: 'en' },
+      });
+      expect(created.isError).toBeFalsy();
+      expect(created.structuredContent).toMatchObject({ account: 'agentuser', handle: 'from-agent' });
+    } finally {
+      await agent.close();
+    }
+    expect(requests.filter((r) => r.startsWith('POST /mcp')).slice(1)).not.toContain('POST /mcp 401');
+
+    // 4. The project exists for the REST API too (with an account token: OAuth tokens are bound to /mcp).
+    const restToken = await issueToken(service, 'agentuser', ['project:read']);
+    const rest = await sdk.getProject({
+      client: sdkClient(service, restToken),
+      path: { account: 'agentuser', project: 'from-agent' },
+    });
+    expect(rest.response.status).toBe(200);
+    expect(rest.data?.name).toBe('From the agent');
+
+    // The MCP access token is not an API token: its audience is the MCP server.
+    const viaApi = await sdk.listProjects({
+      client: sdkClient(service, provider.saved!.access_token),
+      path: { account: 'agentuser' },
+    });
+    expect(viaApi.response.status).toBe(401);
+  });
+});
