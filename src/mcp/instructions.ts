@@ -1,8 +1,9 @@
 // What an agent reads once, at initialize, before it picks a tool.
 export const SERVER_INSTRUCTIONS = `\
-This is a localization service: it keeps localization projects (a source locale, target locales) in accounts, \
-together with each account's organization members and invitations, voice and glossary settings, account \
-models and account tokens. The tools act with the permissions of the user who connected you.
+This is a localization service. It keeps localization projects (a source locale and target locales) in \
+accounts, and around them organizations with their members and invitations, each account's voice (tone, \
+formality, audience) and glossary (terms and their approved translations), account models and account \
+tokens. The tools act with the permissions of the user who connected you.
 
 Accounts: every account is either a user's personal account or an organization account, and tools name it by \
 its handle (lowercase, such as "ada" or "acme"), never by an id. Call list_accounts first: it returns the \
@@ -13,6 +14,10 @@ Scopes: your access token holds scopes of the form object:action (project:read, 
 members:write, ...). tools/list shows only the tools whose scope the token holds; calling a tool outside \
 them is answered with HTTP 403 and an insufficient_scope challenge, so the user can grant more. A scope is a \
 ceiling: your role on the account still decides, and something you may not see is reported as not found.
+
+Voice, glossary and glossary settings are edited by several people: their reads return an etag; pass it \
+back as if_match when you save, and a save over someone else's newer change fails (status 412) instead of \
+silently overwriting it. Voice and glossary keep every saved version.
 
 Errors come back as tool results with isError set and RFC 9457 problem details as text; validation errors \
 carry JSON pointers (such as /body/handle) to the argument that was wrong. This server does not start \
