@@ -3,13 +3,13 @@ import express, { type Express } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import { createApi } from './api/index.ts';
-import type { BearerVerifier, Door } from './authz/caller.ts';
+import type { Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { createMcp } from './mcp/index.ts';
-import { audienceAccepts, mountOAuth } from './oauth/index.ts';
+import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -63,25 +63,22 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   });
 
   // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
-  // last, with no body parser in front of it (oidc-provider reads its own bodies).
-  // Bearer verifiers beyond account tokens (the OAuth access-token verifier) register here when mounted.
-  const oauthVerifiers: BearerVerifier[] = [];
+  // last, with no body parser in front of it (oidc-provider reads its own bodies). It is built first so
+  // both doors get its access-token verifier and the limiter of failed bearer authentications.
+  const oauth = createOAuthServer(ctx);
   const api = await createApi(ctx, {
-    extraVerifiers: [async (token) => (oauthVerifiers[0] ? oauthVerifiers[0](token) : null)],
+    extraVerifiers: [oauth.verifyAccessToken],
     challenge: (door, scope, error) => bearerChallenge(ctx.config.baseUrl, door, scope, error),
     acceptsAtDoor: (caller, door) => audienceAccepts(caller.credential, door, ctx.config.baseUrl),
   });
-  app.use('/api', api.restRouter);
-  // [mcp] MCP /mcp is mounted here (src/mcp).
+  app.use('/api', oauth.failedAuthLimiter, api.restRouter);
   const mcp = createMcp(api.pipeline, {
     baseUrl: ctx.config.baseUrl,
     challenge: (scope, error) => bearerChallenge(ctx.config.baseUrl, 'mcp', scope, error),
   });
+  app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
-  // [web] pages are mounted here (src/web).
-  // [oauth] discovery, rate limits, interactions and oidc-provider are mounted here (src/oauth).
-  const oauth = mountOAuth(app, ctx);
-  oauthVerifiers.push(oauth.verifyAccessToken);
+  oauth.mount(app);
 
   return { express: app, close: () => oauth.close() };
 }

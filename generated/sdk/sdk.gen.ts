@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DisconnectAppData, DisconnectAppErrors, DisconnectAppResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListConnectedAppsData, ListConnectedAppsErrors, ListConnectedAppsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -42,6 +42,32 @@ export const updateCurrentUser = <ThrowOnError extends boolean = false>(options:
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List your connected OAuth apps
+ *
+ * Lists the OAuth clients (coding agents, editors, scripts) you have authorized, with the scopes you
+ * granted and when each first and last obtained a token. Most recently used first.
+ *
+ */
+export const listConnectedApps = <ThrowOnError extends boolean = false>(options?: Options<ListConnectedAppsData, ThrowOnError>) => (options?.client ?? client).get<ListConnectedAppsResponses, ListConnectedAppsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/user/apps',
+    ...options
+});
+
+/**
+ * Disconnect an OAuth app
+ *
+ * Revokes everything you granted to one OAuth client at once: its grants, access tokens and refresh
+ * tokens. The app has to ask for your consent again to get back in.
+ *
+ */
+export const disconnectApp = <ThrowOnError extends boolean = false>(options: Options<DisconnectAppData, ThrowOnError>) => (options.client ?? client).delete<DisconnectAppResponses, DisconnectAppErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/user/apps/{clientId}',
+    ...options
 });
 
 /**

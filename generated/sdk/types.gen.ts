@@ -53,6 +53,18 @@ export type UserUpdate = {
     email?: string | null;
 };
 
+export type ConnectedApp = {
+    clientId: string;
+    clientName: string | null;
+    scopes: Array<string>;
+    firstUsedAt: Timestamp;
+    lastUsedAt: Timestamp;
+};
+
+export type ConnectedAppList = {
+    items: Array<ConnectedApp>;
+};
+
 export type Account = {
     id: Uuid;
     handle: Handle;
@@ -636,6 +648,73 @@ export type UpdateCurrentUserResponses = {
 };
 
 export type UpdateCurrentUserResponse = UpdateCurrentUserResponses[keyof UpdateCurrentUserResponses];
+
+export type ListConnectedAppsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/user/apps';
+};
+
+export type ListConnectedAppsErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+};
+
+export type ListConnectedAppsError = ListConnectedAppsErrors[keyof ListConnectedAppsErrors];
+
+export type ListConnectedAppsResponses = {
+    /**
+     * Your connected apps.
+     */
+    200: ConnectedAppList;
+};
+
+export type ListConnectedAppsResponse = ListConnectedAppsResponses[keyof ListConnectedAppsResponses];
+
+export type DisconnectAppData = {
+    body?: never;
+    path: {
+        /**
+         * The OAuth client identifier.
+         */
+        clientId: string;
+    };
+    query?: never;
+    url: '/api/v1/user/apps/{clientId}';
+};
+
+export type DisconnectAppErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type DisconnectAppError = DisconnectAppErrors[keyof DisconnectAppErrors];
+
+export type DisconnectAppResponses = {
+    /**
+     * Disconnected.
+     */
+    204: void;
+};
+
+export type DisconnectAppResponse = DisconnectAppResponses[keyof DisconnectAppResponses];
 
 export type ListAccountsData = {
     body?: never;

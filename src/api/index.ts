@@ -1,5 +1,5 @@
 import addFormats from 'ajv-formats';
-import type { Request, Response, Router } from 'express';
+import type { Router } from 'express';
 import { OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
@@ -20,7 +20,6 @@ export interface ApiOptions {
   extraVerifiers?: BearerVerifier[];
   challenge: PipelineDeps['challenge'];
   acceptsAtDoor?: (caller: Caller, door: Door) => boolean;
-  onAuthFailure?: (req: Request, res: Response) => void;
 }
 
 /**
@@ -66,6 +65,6 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   });
   return {
     pipeline,
-    restRouter: createRestRouter(service, api, pipeline, { onAuthFailure: options.onAuthFailure }),
+    restRouter: createRestRouter(service, api, pipeline),
   };
 }

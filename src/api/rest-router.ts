@@ -9,12 +9,7 @@ import { type Problem, problems } from './problem.ts';
  * the pipeline does the rest. Request validation happens inside the pipeline, after authentication, so
  * that REST and MCP validate identically and an anonymous caller learns nothing from a 400.
  */
-export function createRestRouter(
-  service: ServiceContext,
-  api: OpenAPIBackend,
-  pipeline: Pipeline,
-  hooks: { onAuthFailure?: (req: Request, res: Response) => void } = {},
-): Router {
+export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, pipeline: Pipeline): Router {
   const router = express.Router();
   router.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
 
@@ -60,7 +55,6 @@ export function createRestRouter(
       door: 'rest',
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
     });
-    if (result.status === 401) hooks.onAuthFailure?.(req, res);
     send(res, c.operation.operationId, result);
   };
 

@@ -6,6 +6,8 @@ const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
+  // The redirect after consent carries the authorization code.
+  'res.headers.location',
   '*.client_secret',
   '*.password',
   '*.token',

@@ -1,5 +1,6 @@
 import type { OperationHandler } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
+import { appHandlers } from './apps.ts';
 import { glossaryHandlers } from './glossary.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
@@ -14,6 +15,7 @@ import { voiceHandlers } from './voice.ts';
 export const handlers: Record<string, OperationHandler> = {
   ...userHandlers,
   ...accountHandlers,
+  ...appHandlers,
   ...projectHandlers,
   ...modelHandlers,
   ...tokenHandlers,

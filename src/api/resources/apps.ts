@@ -1,0 +1,31 @@
+import { listConnectedApps, revokeConnectedApp } from '../../oauth/connected-apps.ts';
+import type { OperationHandler } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+
+// Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/oauth/connected-apps.ts).
+export const appHandlers: Record<string, OperationHandler> = {
+  async listConnectedApps(op) {
+    const apps = await listConnectedApps(op.service.orm, op.caller.userId);
+    return {
+      status: 200,
+      body: {
+        items: apps.map((app) => ({
+          clientId: app.clientId,
+          clientName: app.clientName,
+          scopes: app.scopes,
+          firstUsedAt: app.firstUsedAt.toISOString(),
+          lastUsedAt: app.lastUsedAt.toISOString(),
+        })),
+      },
+    };
+  },
+
+  async disconnectApp(op) {
+    const clientId = op.params.clientId!;
+    const revoked = await revokeConnectedApp(op.service.orm, op.caller.userId, clientId);
+    if (!revoked) throw problems.notFound(`You have not connected the app "${clientId}".`);
+    op.audit('app.disconnect', 'oauth_client', clientId);
+    await op.em.flush();
+    return { status: 204 };
+  },
+};

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { resourceFor } from '../../src/oauth/index.ts';
+import {
+  authorize,
+  CookieJar,
+  registerPublicClient,
+  startOAuthService,
+  tokenRequest,
+} from '../oauth/helpers.ts';
+import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
+import type { TestService } from '../support/service.ts';
+
+let service: TestService;
+let ada: TestUser;
+beforeAll(async () => {
+  service = await startOAuthService();
+  ada = await createTestUser(service, 'ada');
+});
+afterAll(() => service?.close());
+
+/** Ada connects an OAuth app through sign-in and consent; returns its client id and access token. */
+async function connectApp(name: string) {
+  const { client, redirectUri } = await registerPublicClient(service, { client_name: name });
+  const resource = resourceFor('rest', service.config.baseUrl);
+  const { code, verifier } = await authorize(
+    service,
+    new CookieJar(),
+    client,
+    redirectUri,
+    { handle: 'ada' },
+    {
+      scope: 'project:read account:read',
+      resource,
+    },
+  );
+  const token = await tokenRequest(service, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: redirectUri,
+    client_id: client.client_id,
+    resource,
+  });
+  expect(token.status).toBe(200);
+  const { access_token } = (await token.json()) as { access_token: string };
+  return { clientId: client.client_id as string, accessToken: access_token };
+}
+
+describe('connected OAuth apps', () => {
+  it('lists the apps a user authorized, with their scopes, and disconnects one with all its tokens', async () => {
+    const app = await connectApp('Notebook agent');
+    const withOAuth = await sdk.listProjects({
+      client: sdkClient(service, app.accessToken),
+      path: { account: 'ada' },
+    });
+    expect(withOAuth.response.status).toBe(200);
+
+    const listed = await sdk.listConnectedApps({ client: ada.client });
+    expect(listed.response.status).toBe(200);
+    const entry = listed.data!.items.find((a) => a.clientId === app.clientId);
+    expect(entry).toMatchObject({ clientName: 'Notebook agent', scopes: ['account:read', 'project:read'] });
+
+    const disconnected = await sdk.disconnectApp({ client: ada.client, path: { clientId: app.clientId } });
+    expect(disconnected.response.status).toBe(204);
+    const after = await sdk.listConnectedApps({ client: ada.client });
+    expect(after.data!.items.map((a) => a.clientId)).not.toContain(app.clientId);
+
+    const refused = await sdk.listProjects({
+      client: sdkClient(service, app.accessToken),
+      path: { account: 'ada' },
+    });
+    expect(refused.response.status).toBe(401);
+  });
+
+  it("answers 404 for an app the user never connected, and does not touch another user's apps", async () => {
+    const app = await connectApp('Editor');
+    const bob = await createTestUser(service, 'bob');
+    const notBobs = await sdk.disconnectApp({ client: bob.client, path: { clientId: app.clientId } });
+    expect(notBobs.response.status).toBe(404);
+    const still = await sdk.listConnectedApps({ client: ada.client });
+    expect(still.data!.items.map((a) => a.clientId)).toContain(app.clientId);
+    expect((await sdk.listConnectedApps({ client: bob.client })).data!.items).toEqual([]);
+  });
+
+  it('needs apps:read to list and apps:write to disconnect', async () => {
+    const reader = await createTestUser(service, 'reader', ['apps:read']);
+    expect((await sdk.listConnectedApps({ client: reader.client })).response.status).toBe(200);
+    const denied = await sdk.disconnectApp({ client: reader.client, path: { clientId: 'whatever' } });
+    expect(denied.response.status).toBe(403);
+  });
+});
