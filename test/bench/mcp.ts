@@ -32,6 +32,10 @@ export async function benchMcp(env: BenchEnv) {
     value: mcp.requestsPerSecond / rest.requestsPerSecond,
     aim: 0.7,
   });
+  if (rest.non2xx + mcp.non2xx > 0) {
+    // Throughput of error answers (a 429 from a limiter, say) says nothing about the operation.
+    console.warn('WARNING: non-2xx answers during the runs; these numbers do not measure the operation.');
+  }
   return { rest, mcp };
 }
 
