@@ -25,17 +25,21 @@ export interface OperationSpec {
   raw: Record<string, unknown>;
 }
 
+/** The parsed document: JSON as YAML gives it; its shape is what OpenAPI 3.1 says, checked by codegen. */
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked dynamically by design.
+export type OpenApiDocument = Record<string, any>;
+
 export interface Catalogue {
-  document: Record<string, any>;
+  document: OpenApiDocument;
   operations: Map<string, OperationSpec>;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 export function loadCatalogue(file = OPENAPI_FILE): Catalogue {
-  const document = parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  const document = parse(readFileSync(file, 'utf8')) as OpenApiDocument;
   const operations = new Map<string, OperationSpec>();
-  for (const [path, item] of Object.entries<Record<string, any>>(document.paths ?? {})) {
+  for (const [path, item] of Object.entries<OpenApiDocument>(document.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;

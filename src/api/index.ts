@@ -1,6 +1,6 @@
 import addFormats from 'ajv-formats';
 import type { Router } from 'express';
-import { OpenAPIBackend } from 'openapi-backend';
+import { type Document, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
@@ -37,7 +37,7 @@ class OpenApi31Backend extends OpenAPIBackend {
 export async function createApi(service: ServiceContext, options: ApiOptions): Promise<Api> {
   const catalogue = loadCatalogue();
   const api = new OpenApi31Backend({
-    definition: catalogue.document as any,
+    definition: catalogue.document as Document,
     strict: true,
     // Validators are built, but the pipeline decides when to run them (after authentication).
     validate: () => false,

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { OpenAPIBackend } from 'openapi-backend';
+import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { type Problem, problems } from './problem.ts';
@@ -42,12 +42,12 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
   const sendProblem = (res: Response, problem: Problem) =>
     send(res, undefined, { status: problem.status, body: problem.toJSON(), headers: problem.headers });
 
-  const operationHandler = async (c: any, req: Request, res: Response) => {
+  const operationHandler = async (c: Context, req: Request, res: Response) => {
     const authorization = req.headers.authorization;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
     const result = await pipeline.execute({
-      operationId: c.operation.operationId,
-      params: c.request.params ?? {},
+      operationId: c.operation.operationId!,
+      params: (c.request.params ?? {}) as Record<string, string>,
       query: c.request.query ?? {},
       body: req.body,
       headers: { 'if-match': req.headers['if-match'] },
@@ -59,9 +59,9 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
   };
 
   api.register({
-    notFound: (_c: any, _req: Request, res: Response) =>
+    notFound: (_c: Context, _req: Request, res: Response) =>
       sendProblem(res, problems.notFound('No such endpoint.')),
-    methodNotAllowed: (c: any, req: Request, res: Response) => {
+    methodNotAllowed: (_c: Context, req: Request, res: Response) => {
       const allowed = allowedMethods(api, req.baseUrl + req.path);
       sendProblem(res, problems.methodNotAllowed(allowed));
     },
@@ -74,8 +74,8 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
         {
           method: req.method,
           path: req.baseUrl + req.path,
-          query: req.query as any,
-          headers: req.headers as any,
+          query: req.query as Record<string, string | string[]>,
+          headers: req.headers as Record<string, string | string[]>,
           body: req.body,
         },
         req,
@@ -85,7 +85,7 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
   });
 
   // Malformed JSON and oversized bodies: problem+json like every other error here.
-  router.use((error: any, _req: Request, res: Response, next: (e?: unknown) => void) => {
+  router.use((error: { type?: string }, _req: Request, res: Response, next: (e?: unknown) => void) => {
     if (error?.type === 'entity.parse.failed')
       return sendProblem(res, problems.badRequest('The body is not valid JSON.', '/body'));
     if (error?.type === 'entity.too.large') {
@@ -99,7 +99,7 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
 function allowedMethods(api: OpenAPIBackend, path: string): string[] {
   return ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => {
     try {
-      return Boolean(api.router.matchOperation({ method, path, headers: {} } as any, true));
+      return Boolean(api.router.matchOperation({ method, path, headers: {} }, true));
     } catch {
       return false;
     }
