@@ -21,6 +21,13 @@ const server = await startServer(config, logger).catch((error) => {
 });
 logger.info({ url: server.url }, 'listening');
 console.log(`Localization service listening on ${server.url}`);
+if (server.demoToken) {
+  // Printed to the terminal once (never to the log): the only copy of the demo user's token.
+  console.log(
+    `Demo data created. Try the API as user "demo" (this token is shown once, expires in 30 days):\n` +
+      `  curl -H "Authorization: Bearer ${server.demoToken}" ${server.url}/api/v1/accounts`,
+  );
+}
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

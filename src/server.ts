@@ -11,6 +11,8 @@ export interface RunningServer {
   url: string;
   port: number;
   logger: Logger;
+  /** The demo user's account token, when this start created the demo data; shown once, never stored. */
+  demoToken?: string;
   /** Graceful: stop accepting, finish in-flight requests, close the database, stop embedded PostgreSQL. */
   stop(): Promise<void>;
 }
@@ -39,7 +41,7 @@ export async function startServer(
 
   const orm = await openDatabase(databaseUrl, logger).catch(unwind);
   started.push(() => orm.close(true));
-  if (config.seedDemo) await seedDemoIfEmpty(orm, logger).catch(unwind);
+  const demoToken = config.seedDemo ? await seedDemoIfEmpty(orm, logger).catch(unwind) : undefined;
 
   const ctx = createContext(config, orm, logger);
   const app = await createApp(ctx).catch(unwind);
@@ -64,5 +66,5 @@ export async function startServer(
     })();
     return stopping;
   };
-  return { url, port, logger, stop };
+  return { url, port, logger, demoToken, stop };
 }

@@ -1,15 +1,21 @@
 import type { Logger } from 'pino';
+import { ALL_SCOPES } from '../authz/scopes.ts';
 import { createOrganization } from '../domain/organizations.ts';
+import { issueAccountToken } from '../domain/tokens.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import { GlossaryEntry, GlossaryVersion, Project, User, VoiceVersion } from './entities/index.ts';
 import type { Orm } from './orm.ts';
 
-/** A newcomer's first start shows something: one user, one organization with a project, voice and glossary. */
-export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<boolean> {
+/**
+ * A newcomer's first start shows something: one user, one organization with a project, voice and glossary,
+ * and an account token for the demo user so the API can be tried at once. Returns that token (its secret
+ * exists only in the return value), or undefined when the database was not empty.
+ */
+export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<string | undefined> {
   const em = orm.em.fork();
-  if ((await em.count(User)) > 0) return false;
-  await em.transactional(async (tx) => {
-    const { user } = createUserWithAccount(tx, {
+  if ((await em.count(User)) > 0) return undefined;
+  const token = await em.transactional(async (tx) => {
+    const { user, account: personal } = createUserWithAccount(tx, {
       handle: 'demo',
       displayName: 'Demo User',
       email: 'demo@example.com',
@@ -59,7 +65,15 @@ export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<boolea
       definition: 'The main screen after sign-in',
       translations: { de: 'Dashboard', fr: 'tableau de bord', ja: 'ダッシュボード' },
     });
+    return issueAccountToken(tx, {
+      account: personal,
+      createdById: user.id,
+      name: 'demo',
+      description: 'Created by the demo seed on the first start',
+      scopes: ALL_SCOPES,
+      expiresAt: new Date(Date.now() + 30 * 24 * 3600 * 1000),
+    }).secret;
   });
   logger?.info('created the demo data (user "demo", organization "acme"); SEED_DEMO=false turns this off');
-  return true;
+  return token;
 }
