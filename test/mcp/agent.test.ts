@@ -18,6 +18,7 @@ import type {
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
+import { hasChromium } from '../support/environment.ts';
 import { sdkClient } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { issueToken, launchChromium, signInAndApprove } from './helpers.ts';
@@ -92,7 +93,7 @@ class AgentOAuthProvider implements OAuthClientProvider {
   }
 }
 
-describe('an agent connects with OAuth (spec 4.6)', () => {
+describe.skipIf(!hasChromium)('an agent connects with OAuth (spec 4.6)', () => {
   it('discovers, registers, signs the user in through the browser, and creates a project', async () => {
     const provider = new AgentOAuthProvider();
     const requests: string[] = [];

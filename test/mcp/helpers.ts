@@ -54,21 +54,7 @@ export function postMcp(
   });
 }
 
-/** Debian's chromium, headless, as the browser the user would sign in with. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
-}
+export { launchChromium } from '../support/environment.ts';
 
 /**
  * What the user does in the browser an agent opened: the development sign-in (creating the user) and the

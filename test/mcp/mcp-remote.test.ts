@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { launchChromium, signInAndApprove } from './helpers.ts';
@@ -33,7 +34,7 @@ const mcpRemoteBin = () => {
   return join(dirname(require.resolve('mcp-remote/package.json')), 'dist', 'proxy.js');
 };
 
-describe('mcp-remote', () => {
+describe.skipIf(!hasChromium)('mcp-remote', () => {
   it('registers, completes the browser sign-in on its own callback, and lists the tools', async () => {
     // Whatever mcp-remote uses to open a browser (BROWSER, xdg-open) lands in this recorder instead.
     const opened = join(dir, 'opened.txt');

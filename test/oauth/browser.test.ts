@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oauth from 'oauth4webapi';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
 import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
 
@@ -19,18 +20,7 @@ const received: URL[] = [];
 
 beforeAll(async () => {
   service = await startOAuthService();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   // The agent's temporary local callback listener, on a random loopback port.
   listener = createServer((req, res) => {
     const url = new URL(req.url!, redirectUri);
@@ -48,7 +38,7 @@ afterAll(async () => {
   await service?.close();
 });
 
-describe('in a browser', () => {
+describe.skipIf(!hasChromium)('in a browser', () => {
   it('signs in, approves, reaches the loopback callback, and disconnects the app', async () => {
     const registered = await register(service, {
       client_name: 'Browser <Agent>',

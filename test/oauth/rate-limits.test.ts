@@ -2,12 +2,13 @@
 // and client id; 429 with Retry-After and RateLimit headers; one budget across instances through Redis.
 // Every test speaks from its own random address (X-Forwarded-For behind the trusted proxy), so tests and
 // repeated runs never share a counter, and no test waits for a window to pass.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/oauth/rate-limits.ts';
+import { hasRedis, REDIS_URL } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
 import { randomAddress, register, startOAuthService } from './helpers.ts';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const metadata = {
   client_name: 'RL',
   redirect_uris: ['http://127.0.0.1:9/cb'],
@@ -76,7 +77,7 @@ describe('rate limits on one instance (memory store)', () => {
   });
 });
 
-describe('rate limits across two instances (Redis store)', () => {
+describe.skipIf(!(await hasRedis()))('rate limits across two instances (Redis store)', () => {
   let first: TestService;
   let second: TestService;
   beforeAll(async () => {
