@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { loadCatalogue } from '../../src/api/catalogue.ts';
+
+// openapi.yaml is read by people (SDK docs), agents (MCP tool descriptions) and machines (routing,
+// validation). These are the house rules every operation keeps, checked so a new one cannot forget them.
+const catalogue = loadCatalogue();
+const operations = [...catalogue.operations.values()];
+
+describe('openapi.yaml house rules', () => {
+  it.each(operations.map((op) => [op.operationId, op] as const))(
+    '%s is documented for a reader',
+    (_id, op) => {
+      const raw = op.raw as {
+        requestBody?: {
+          content?: Record<string, { example?: unknown; examples?: unknown; schema?: unknown }>;
+        };
+        responses?: Record<string, unknown>;
+      };
+      expect(op.summary.length).toBeGreaterThan(5);
+      expect(op.description.length).toBeGreaterThan(20);
+      const body = raw.requestBody?.content?.['application/json'];
+      if (body) expect(body.example ?? body.examples, 'request body example').toBeDefined();
+      const statuses = Object.keys(raw.responses ?? {});
+      expect(statuses).toContain('401');
+      expect(statuses).toContain('403');
+      if (op.accountParam) expect(statuses).toContain('404');
+      if (body) expect(statuses).toContain('400');
+    },
+  );
+
+  it('gives every operation a unique, camelCase operationId and every MCP tool a unique snake_case name', () => {
+    for (const op of operations) expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+    const names = operations.filter((op) => op.mcp?.name).map((op) => op.mcp!.name!);
+    for (const name of names) expect(name).toMatch(/^[a-z][a-z_]+$/);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('keeps every path under the versioned /api/v1 prefix', () => {
+    for (const op of operations) expect(op.path).toMatch(/^\/api\/v1\//);
+  });
+});
