@@ -5,6 +5,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { OperationRequest, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
@@ -18,6 +19,10 @@ export interface ToolRegistry {
   all: ToolDefinition[];
   serverInfo: { name: string; title: string; version: string };
 }
+
+// Server would build its own Ajv (with formats) per instance, for elicitation we never send; with one server
+// per request that cost showed in the benchmark, so every server shares this one.
+const sharedValidator = new AjvJsonSchemaValidator();
 
 export interface CallContext {
   caller: Caller;
@@ -37,6 +42,7 @@ export function createRequestServer(
   const server = new Server(registry.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
+    jsonSchemaValidator: sharedValidator,
   });
   const { caller } = context;
 
