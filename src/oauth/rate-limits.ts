@@ -2,7 +2,7 @@
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
 // against the same budget; in memory otherwise (one instance).
 import express, { type Request, type RequestHandler } from 'express';
-import { ipKeyGenerator, type Options, rateLimit, type Store } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { ServiceContext } from '../app.ts';
@@ -63,6 +63,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   });
 
   const byAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
+  const failedAuthStore = store('failed-auth') ?? new MemoryStore();
 
   // The client id sits in the form body (public clients, client_secret_post) or in Basic auth. The body
   // is read into a Buffer here, and oidc-provider parses that same Buffer instead of the stream.
@@ -77,12 +78,32 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         keyGenerator: (req) => `${byAddress(req)}|${clientIdOf(req)}`,
       }),
     ],
-    failedAuth: rateLimit({
-      ...common('failed-auth', LIMITS.failedAuth.perMinute),
-      keyGenerator: byAddress,
-      skipSuccessfulRequests: true,
-      requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-    }),
+    failedAuth: countOnlyFailures(
+      failedAuthStore,
+      byAddress,
+      rateLimit({
+        ...common('failed-auth', LIMITS.failedAuth.perMinute),
+        store: failedAuthStore,
+        keyGenerator: byAddress,
+        skipSuccessfulRequests: true,
+        requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+        // The API and MCP doors speak problem+json, not OAuth error bodies.
+        handler: (_req, res) => {
+          const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
+          res
+            .status(429)
+            .type('application/problem+json')
+            .send(
+              JSON.stringify({
+                type: 'https://docs.l10n.dev/problems/rate-limited',
+                title: 'Too many requests',
+                status: 429,
+                detail: `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
+              }),
+            );
+        },
+      }),
+    ),
     async close() {
       await redis?.quit().catch(() => redis.disconnect());
     },
@@ -103,4 +124,22 @@ export function clientIdOf(req: Request): string {
   }
   if (Buffer.isBuffer(req.body)) return new URLSearchParams(req.body.toString('utf8')).get('client_id') ?? '';
   return '';
+}
+
+/**
+ * express-rate-limit's skipSuccessfulRequests takes a hit back only when a response finishes; a request
+ * the client abandons (a cancelled call, a benchmark stopping) would stay counted as a failure and lock the
+ * address out. An abandoned request is no failed authentication, so its hit is taken back here.
+ */
+function countOnlyFailures(
+  store: Store,
+  keyOf: (req: Request) => string,
+  limiter: RequestHandler,
+): RequestHandler {
+  return (req, res, next) => {
+    res.once('close', () => {
+      if (!res.writableFinished) void store.decrement(keyOf(req));
+    });
+    limiter(req, res, next);
+  };
 }

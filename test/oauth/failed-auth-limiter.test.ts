@@ -13,12 +13,20 @@ import { sharedSecretsEnv } from '../support/service.ts';
 let limits: RateLimits;
 let server: ReturnType<express.Express['listen']>;
 let url: string;
+let arrived: (() => void) | undefined;
+let closed: (() => void) | undefined;
 
 beforeAll(async () => {
   const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
   limits = createRateLimits({ config, logger: createLogger(config) } as ServiceContext);
   const app = express();
+  app.set('trust proxy', true); // lets a test speak from its own address (X-Forwarded-For)
   app.use(limits.failedAuth);
+  // A call the client gives up on before any answer: tells the test it arrived, then never answers.
+  app.get('/hang', (_req, res) => {
+    arrived?.();
+    res.once('close', () => closed?.());
+  });
   // Stands in for the pipeline: a good token passes, anything else is a 401.
   app.get('/probe', (req, res) => {
     res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
@@ -33,6 +41,28 @@ afterAll(async () => {
 });
 
 describe('failed authentication limiter', () => {
+  it('does not count calls the client abandons before an answer', async () => {
+    const headers = { authorization: 'Bearer bad', 'x-forwarded-for': '198.51.100.7' };
+    for (let i = 0; i < LIMITS.failedAuth.perMinute + 5; i++) {
+      const controller = new AbortController();
+      const reached = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const gone = new Promise<void>((resolve) => {
+        closed = resolve;
+      });
+      const call = fetch(url.replace('/probe', '/hang'), { headers, signal: controller.signal }).catch(
+        () => 'aborted',
+      );
+      await reached;
+      controller.abort();
+      expect(await call).toBe('aborted');
+      await gone;
+    }
+    const answered = await fetch(url, { headers });
+    expect(answered.status).toBe(401);
+  });
+
   it('counts only 401s and answers 429 once an address has too many', async () => {
     const probe = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
     for (let i = 0; i < 5; i++) expect((await probe('good')).status).toBe(200);
