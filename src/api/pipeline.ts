@@ -148,13 +148,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
       target = { account, roles };
-    } else {
-      const roles = new Set<Role>(caller.restrictedToAccountId ? [] : ['self']);
-      if (!policy.allows(roles, object, action)) {
+    } else if (caller.restrictedToAccountId) {
+      // A token bound to one organization may still read the caller-wide lists (its handlers narrow them
+      // to that organization), so an agent holding one can start with list_accounts; anything else that
+      // is not about a named account (the profile, new organizations, OAuth apps) needs a personal token.
+      const account = await em.findOneOrFail(Account, { id: caller.restrictedToAccountId });
+      const roles = await resolveRoles(em, caller, account);
+      if (action !== 'read' || spec.scope === 'user:read' || !policy.allows(roles, object, action)) {
         throw problems.forbidden(
-          `This token is limited to one organization account; ${spec.scope} needs a personal token.`,
+          `This token is limited to the organization "${account.handle}"; ${spec.scope} here needs a personal token.`,
         );
       }
+    } else if (!policy.allows(['self'], object, action)) {
+      throw problems.forbidden(`${spec.scope} is not something you can do on your own account.`);
     }
 
     const handler = handlers[spec.operationId]!;

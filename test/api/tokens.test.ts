@@ -176,6 +176,26 @@ describe('account tokens through the generated SDK', () => {
     expect(await tokenNames(ada, 'acme')).toEqual(['acme-ci']);
   });
 
+  it('lets an organization token read the caller-wide lists narrowed to its organization, and nothing else', async () => {
+    const created = await create(ada, 'acme', ['account:read', 'organization:read', 'organization:write'], {
+      name: 'acme-agent',
+    });
+    expect(created.response.status).toBe(201);
+    const orgClient = sdkClient(service, created.data!.token);
+    const accounts = await sdk.listAccounts({ client: orgClient });
+    expect(accounts.data?.items.map((a) => a.handle)).toEqual(['acme']);
+    const organizations = await sdk.listOrganizations({ client: orgClient });
+    expect(organizations.data?.items.map((o) => o.handle)).toEqual(['acme']);
+    const newOrg = await sdk.createOrganization({
+      client: orgClient,
+      body: { handle: 'escape-hatch', displayName: 'Escape' },
+    });
+    expect(newOrg.response.status).toBe(403);
+    expect(
+      (await sdk.getOrganization({ client: ada.client, path: { org: 'escape-hatch' } })).response.status,
+    ).toBe(404);
+  });
+
   it('revokes idempotently, and a revoked token is rejected at once', async () => {
     const created = await create(ada, 'ada', ['project:read'], { name: 'to-revoke' });
     const client = sdkClient(service, created.data!.token);
