@@ -132,7 +132,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       );
     }
 
-    validate(spec, request);
+    const { params, query } = validate(spec, request);
 
     const [object, action] = spec.scope.split(':') as [string, string];
     let target: OperationContext['target'];
@@ -171,8 +171,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         em: tx,
         caller,
         target,
-        params: request.params,
-        query: request.query,
+        params,
+        query,
         body: request.body,
         ifMatch: request.headers['if-match'],
         spec,
@@ -195,28 +195,34 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return write ? em.transactional(invoke) : invoke(em);
   }
 
+  /**
+   * Checks the request against the operation's schemas with openapi-backend's precompiled validators,
+   * on the parts as both doors already hold them (no second routing pass), and returns path and query
+   * coerced to their schema types (`limit=2` arrives as the number 2).
+   */
   function validate(spec: OperationSpec, request: OperationRequest) {
-    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
-      encodeURIComponent(request.params[name] ?? ''),
-    );
-    const result = deps.api.validateRequest(
-      {
-        method: spec.method,
-        path,
-        query: request.query as Record<string, string>,
-        headers: { 'content-type': 'application/json', ...request.headers } as Record<string, string>,
-        body: request.body,
-      },
-      spec.operationId,
-    );
-    if (!result.valid) {
+    const parameters: Record<string, unknown> = {
+      path: { ...request.params },
+      query: { ...request.query },
+      header: Object.fromEntries(Object.entries(request.headers).filter(([, value]) => value !== undefined)),
+    };
+    if (request.body !== undefined) parameters.requestBody = request.body;
+    const errors = deps.api.validator.getRequestValidatorsForOperation(spec.operationId).flatMap((check) => {
+      check(parameters);
+      return check.errors ?? [];
+    });
+    if (errors.length > 0) {
       throw problems.validation(
-        (result.errors ?? []).map((e) => ({
+        errors.map((e) => ({
           pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
           message: e.message ?? 'is invalid',
         })),
       );
     }
+    return {
+      params: parameters.path as Record<string, string>,
+      query: parameters.query as Record<string, unknown>,
+    };
   }
 
   return {
