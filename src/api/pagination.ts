@@ -26,11 +26,3 @@ export function page<T extends { id: string }, U>(rows: T[], request: PageReques
     nextCursor: more ? Buffer.from(items.at(-1)!.id).toString('base64url') : null,
   };
 }
-
-/** The MikroORM `where`/`options` pieces for a page. */
-export function pageQuery(request: PageRequest) {
-  return {
-    where: request.afterId ? { id: { $gt: request.afterId } } : {},
-    options: { orderBy: { id: 'asc' as const }, limit: request.limit + 1 },
-  };
-}

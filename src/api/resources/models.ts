@@ -1,7 +1,7 @@
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { page, pageQuery, pageRequest } from '../pagination.ts';
+import { findAccountPage, findByHandle } from '../account-resources.ts';
 import type { OperationContext, OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -21,23 +21,14 @@ function serializeModel(model: IAccountModel, accountHandle: string) {
   };
 }
 
-async function findModel(op: OperationContext): Promise<IAccountModel> {
-  const model = await op.em.findOne(AccountModel, {
-    account: op.target!.account.id,
-    handle: op.params.modelHandle!,
-  });
-  if (!model)
-    throw problems.notFound(`No model "${op.params.modelHandle}" in "${op.target!.account.handle}".`);
-  return model;
+function findModel(op: OperationContext): Promise<IAccountModel> {
+  return findByHandle(op, AccountModel, op.params.modelHandle!, 'model');
 }
 
 export const modelHandlers: Record<string, OperationHandler> = {
   async listModels(op) {
-    const account = op.target!.account;
-    const request = pageRequest(op.query);
-    const { where, options } = pageQuery(request);
-    const rows = await op.em.find(AccountModel, { account: account.id, ...where }, options);
-    return { status: 200, body: page(rows, request, (m) => serializeModel(m, account.handle)) };
+    const found = await findAccountPage(op, AccountModel);
+    return { status: 200, body: found.body((m) => serializeModel(m, op.target!.account.handle)) };
   },
 
   async createModel(op) {

@@ -1,6 +1,6 @@
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
-import { page, pageQuery, pageRequest } from '../pagination.ts';
+import { findAccountPage, findByHandle } from '../account-resources.ts';
 import type { OperationContext, OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -18,14 +18,8 @@ export function serializeProject(project: IProject, accountHandle: string) {
   };
 }
 
-async function findProject(op: OperationContext): Promise<IProject> {
-  const project = await op.em.findOne(Project, {
-    account: op.target!.account.id,
-    handle: op.params.project!,
-  });
-  if (!project)
-    throw problems.notFound(`No project "${op.params.project}" in "${op.target!.account.handle}".`);
-  return project;
+function findProject(op: OperationContext): Promise<IProject> {
+  return findByHandle(op, Project, op.params.project!, 'project');
 }
 
 function checkLocales(source: string, targets: string[]) {
@@ -36,11 +30,8 @@ function checkLocales(source: string, targets: string[]) {
 
 export const projectHandlers: Record<string, OperationHandler> = {
   async listProjects(op) {
-    const account = op.target!.account;
-    const request = pageRequest(op.query);
-    const { where, options } = pageQuery(request);
-    const rows = await op.em.find(Project, { account: account.id, ...where }, options);
-    return { status: 200, body: page(rows, request, (p) => serializeProject(p, account.handle)) };
+    const found = await findAccountPage(op, Project);
+    return { status: 200, body: found.body((p) => serializeProject(p, op.target!.account.handle)) };
   },
 
   async createProject(op) {

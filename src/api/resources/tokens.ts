@@ -2,7 +2,8 @@ import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import { Account, AccountToken, type IAccountToken } from '../../db/entities/index.ts';
 import { issueAccountToken } from '../../domain/tokens.ts';
-import { page, pageQuery, pageRequest } from '../pagination.ts';
+import { userHandles } from '../../domain/users.ts';
+import { findAccountPage } from '../account-resources.ts';
 import type { OperationHandler } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
 
@@ -36,19 +37,17 @@ function serializeToken(token: IAccountToken, accountHandle: string, createdBy: 
 
 export const tokenHandlers: Record<string, OperationHandler> = {
   async listTokens(op) {
-    const account = op.target!.account;
-    const request = pageRequest(op.query);
-    const { where, options } = pageQuery(request);
-    const rows = await op.em.find(AccountToken, { account: account.id, ...where }, options);
+    const found = await findAccountPage(op, AccountToken);
     // Creators are named by their personal account's handle, fetched for the whole page at once.
-    const creatorIds = [...new Set(rows.map((t) => t.createdBy.id))];
-    const creators = creatorIds.length ? await op.em.find(Account, { user: { $in: creatorIds } }) : [];
-    const handleOf = new Map(creators.map((a) => [a.user!.id, a.handle]));
+    const handleOf = await userHandles(
+      op.em,
+      found.rows.map((t) => t.createdBy.id),
+    );
     const now = new Date();
     return {
       status: 200,
-      body: page(rows, request, (t) =>
-        serializeToken(t, account.handle, handleOf.get(t.createdBy.id) ?? '', now),
+      body: found.body((t) =>
+        serializeToken(t, op.target!.account.handle, handleOf.get(t.createdBy.id) ?? '', now),
       ),
     };
   },

@@ -1,0 +1,41 @@
+// Reads shared by the resources an account owns (projects, models, tokens): a page of them, and one of
+// them by handle, always scoped to the account the pipeline authorized.
+import type { EntityName } from '@mikro-orm/core';
+import { page, pageRequest } from './pagination.ts';
+import type { OperationContext } from './pipeline.ts';
+import { problems } from './problem.ts';
+
+type AccountScoped = Pick<OperationContext, 'em' | 'query' | 'target'>;
+
+/**
+ * One page of the target account's rows of `entity`, oldest first, as the list operations of account-owned
+ * resources answer it. `rows` is the page itself, for lookups a serializer needs (authors, creators).
+ */
+export async function findAccountPage<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
+  const request = pageRequest(op.query);
+  const where = {
+    account: op.target!.account.id,
+    ...(request.afterId ? { id: { $gt: request.afterId } } : {}),
+  };
+  const fetched = (await op.em.find(entity, where as never, {
+    orderBy: { id: 'asc' } as never,
+    limit: request.limit + 1,
+  })) as T[];
+  return {
+    rows: fetched.slice(0, request.limit),
+    body: <U>(serialize: (row: T) => U) => page(fetched, request, serialize),
+  };
+}
+
+/** The target account's `entity` row with this handle, or a 404 naming what was looked for. */
+export async function findByHandle<T extends object>(
+  op: Pick<OperationContext, 'em' | 'target'>,
+  entity: EntityName<T>,
+  handle: string,
+  noun: string,
+): Promise<T> {
+  const account = op.target!.account;
+  const row = await op.em.findOne(entity, { account: account.id, handle } as never);
+  if (!row) throw problems.notFound(`No ${noun} "${handle}" in "${account.handle}".`);
+  return row as T;
+}
