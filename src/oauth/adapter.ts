@@ -1,5 +1,6 @@
 // oidc-provider's storage contract (clients, sessions, interactions, codes, grants, tokens) on one
 // PostgreSQL table, `oidc_models`, so every instance sees the same state and a restart loses nothing.
+import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
@@ -20,6 +21,13 @@ interface Row {
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
 
+/**
+ * Models whose id is itself a bearer secret (the token or code a client presents).
+ * They are stored under the SHA-256 of the id and without the `jti` copy in the payload, so a database
+ * dump yields nothing that works; oidc-provider always looks them up by the value it was handed.
+ */
+const SECRET_ID_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode']);
+
 export function createAdapterFactory(options: AdapterOptions): (model: string) => Adapter {
   return (model) => new PgAdapter(model, options);
 }
@@ -37,8 +45,18 @@ class PgAdapter implements Adapter {
     return this.#options.orm.em.getConnection();
   }
 
+  get #secretIds(): boolean {
+    return SECRET_ID_MODELS.has(this.#model);
+  }
+
+  /** The key a row is stored under: the id itself, or its SHA-256 for secret-id models. */
+  #key(id: string): string {
+    return this.#secretIds ? createHash('sha256').update(id).digest('base64url') : id;
+  }
+
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
     const stored = this.#seal(id, payload);
+    if (this.#secretIds) delete stored.jti;
     await this.#db.execute(
       `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
        values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
@@ -46,7 +64,7 @@ class PgAdapter implements Adapter {
          user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
       [
         this.#model,
-        id,
+        this.#key(id),
         JSON.stringify(stored),
         payload.grantId ?? null,
         payload.userCode ?? null,
@@ -58,8 +76,10 @@ class PgAdapter implements Adapter {
     );
   }
 
-  find(id: string) {
-    return this.#findBy('id', id);
+  async find(id: string) {
+    const payload = await this.#findBy('id', this.#key(id));
+    if (payload && this.#secretIds) payload.jti = id;
+    return payload;
   }
 
   findByUid(uid: string) {
@@ -75,7 +95,7 @@ class PgAdapter implements Adapter {
     // stretched by using the old token again and again.
     const result = await this.#db.execute<{ affectedRows: number }>(
       'update oidc_models set consumed_at = now() where model = ? and id = ? and consumed_at is null',
-      [this.#model, id],
+      [this.#model, this.#key(id)],
       'run',
     );
     if (this.#model === 'AuthorizationCode' && result.affectedRows === 0) {
@@ -83,7 +103,7 @@ class PgAdapter implements Adapter {
       // win. The loser revokes what the code produced, as a replay must.
       const rows = await this.#db.execute<{ grant_id: string | null }[]>(
         'select grant_id from oidc_models where model = ? and id = ?',
-        [this.#model, id],
+        [this.#model, this.#key(id)],
       );
       const grantId = rows[0]?.grant_id;
       if (grantId) await this.revokeByGrantId(grantId);
@@ -92,7 +112,11 @@ class PgAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
-    await this.#db.execute('delete from oidc_models where model = ? and id = ?', [this.#model, id], 'run');
+    await this.#db.execute(
+      'delete from oidc_models where model = ? and id = ?',
+      [this.#model, this.#key(id)],
+      'run',
+    );
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

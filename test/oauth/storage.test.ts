@@ -1,0 +1,68 @@
+// What a database dump would give away: no authorization code, access token or refresh token that works.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resourceFor } from '../../src/oauth/index.ts';
+import type { TestService } from '../support/service.ts';
+import {
+  authorize,
+  CookieJar,
+  registerPublicClient,
+  sql,
+  startOAuthService,
+  tokenRequest,
+  uniqueHandle,
+} from './helpers.ts';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startOAuthService();
+});
+afterAll(() => service?.close());
+
+describe('OAuth state at rest', () => {
+  it('keeps codes and tokens only as hashes, and they still work', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const resource = resourceFor('rest', service.config.baseUrl);
+    const { code, verifier } = await authorize(
+      service,
+      new CookieJar(),
+      client,
+      redirectUri,
+      { handle: uniqueHandle(), create: true },
+      { scope: 'user:read', resource },
+    );
+    const issued = await tokenRequest(service, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+      client_id: client.client_id,
+      resource,
+    });
+    expect(issued.status).toBe(200);
+    const tokens = (await issued.json()) as { access_token: string; refresh_token: string };
+
+    const rows = (await sql(service, `select model, id, payload::text as payload from oidc_models`)) as {
+      model: string;
+      id: string;
+      payload: string;
+    }[];
+    expect(rows.map((r) => r.model)).toEqual(
+      expect.arrayContaining(['AuthorizationCode', 'AccessToken', 'RefreshToken']),
+    );
+    const dump = rows.map((r) => `${r.id} ${r.payload}`).join('\n');
+    for (const secret of [code, tokens.access_token, tokens.refresh_token])
+      expect(dump).not.toContain(secret);
+
+    const me = await fetch(`${service.url}/api/v1/user`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(me.status).toBe(200);
+    const refreshed = await tokenRequest(service, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: client.client_id,
+      resource,
+    });
+    expect(refreshed.status).toBe(200);
+  });
+});
