@@ -16,6 +16,12 @@ export interface ProblemBody {
 
 const TYPE_BASE = 'https://docs.l10n.dev/problems/';
 
+/** The slice of an HTTP response that writing a problem needs (express's Response has it). */
+interface ProblemSink {
+  setHeader(name: string, value: string): unknown;
+  status(code: number): { type(mime: string): { send(body: string): unknown } };
+}
+
 export class Problem extends Error {
   readonly status: number;
   readonly type: string;
@@ -87,3 +93,9 @@ export const problems = {
     }),
   internal: () => new Problem(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
 };
+
+/** Writes a problem as an HTTP response: its status, its headers (challenges, Retry-After) and the body. */
+export function sendProblem(res: ProblemSink, problem: Problem): void {
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toJSON()));
+}

@@ -2,7 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
-import { type Problem, problems } from './problem.ts';
+import { problems, sendProblem } from './problem.ts';
 
 /**
  * The REST door: openapi-backend routes the request to an operationId (404 / 405 from the same document),
@@ -38,9 +38,6 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
     res.type(result.status >= 400 ? 'application/problem+json' : 'application/json');
     res.send(JSON.stringify(result.body));
   };
-
-  const sendProblem = (res: Response, problem: Problem) =>
-    send(res, undefined, { status: problem.status, body: problem.toJSON(), headers: problem.headers });
 
   const operationHandler = async (c: Context, req: Request, res: Response) => {
     const authorization = req.headers.authorization;

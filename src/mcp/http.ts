@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Pipeline } from '../api/pipeline.ts';
-import { type Problem, problems } from '../api/problem.ts';
+import { problems, sendProblem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
 import { createRequestServer, type ToolRegistry } from './server.ts';
 
@@ -145,9 +145,4 @@ export function originAllowed(origin: string, ownOrigin: string): boolean {
   }
   if (url.origin === ownOrigin) return true;
   return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
-}
-
-function sendProblem(res: Response, problem: Problem) {
-  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toJSON()));
 }

@@ -5,6 +5,7 @@ import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
+import { problems, sendProblem } from '../api/problem.ts';
 import type { ServiceContext } from '../app.ts';
 
 export const LIMITS = {
@@ -90,17 +91,13 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         // The API and MCP doors speak problem+json, not OAuth error bodies.
         handler: (_req, res) => {
           const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
-          res
-            .status(429)
-            .type('application/problem+json')
-            .send(
-              JSON.stringify({
-                type: 'https://docs.l10n.dev/problems/rate-limited',
-                title: 'Too many requests',
-                status: 429,
-                detail: `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
-              }),
-            );
+          sendProblem(
+            res,
+            problems.tooManyRequests(
+              `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
+              retryAfter,
+            ),
+          );
         },
       }),
     ),
