@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { Scope } from '../../src/authz/scopes.ts';
 import { Account } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
