@@ -8,6 +8,7 @@ import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
+import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 
@@ -47,6 +48,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );
+  app.use(requestContext);
   app.use(helmet({ contentSecurityPolicy: false }));
 
   app.get('/healthz', (_req, res) => {

@@ -11,7 +11,7 @@ import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
 import { Account, AuditEvent, type IAccount } from '../db/entities/index.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
-import { describeConstraint } from './constraint-messages.ts';
+import { constraintName, describeConstraint } from './constraint-messages.ts';
 import { Problem, problems } from './problem.ts';
 
 // The one path every operation takes, from REST or MCP alike:
@@ -230,9 +230,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     authenticate,
     async execute(request) {
       try {
-        return await run(request);
+        const response = await run(request);
+        service.logger.debug(
+          { operationId: request.operationId, door: request.door, status: response.status },
+          'operation',
+        );
+        return response;
       } catch (error) {
-        return toProblemResponse(error, service);
+        return toProblemResponse(error, service, {
+          operationId: request.operationId,
+          requestId: request.meta.requestId,
+        });
       }
     },
   };
@@ -248,7 +256,14 @@ function toPointer(instancePath: string, params: Record<string, unknown>): strin
   return pointer;
 }
 
-export function toProblemResponse(error: unknown, service: ServiceContext): OperationResponse {
+// A check constraint that guards a state transition (not the shape of input) is a conflict, not a 400.
+const CONFLICT_CHECKS = new Set(['memberships_last_admin']);
+
+function toProblemResponse(
+  error: unknown,
+  service: ServiceContext,
+  context: { operationId: string; requestId?: string },
+): OperationResponse {
   // Deferred constraints (memberships_last_admin) fail at COMMIT, where the driver's raw error is not
   // converted to MikroORM's exception classes; convert it here so it maps like an immediate one.
   if (
@@ -264,9 +279,11 @@ export function toProblemResponse(error: unknown, service: ServiceContext): Oper
     problem = problems.conflict(describeConstraint(error));
   else if (error instanceof CheckConstraintViolationException) {
     const detail = describeConstraint(error);
-    problem = detail.includes('admin') ? problems.conflict(detail) : problems.badRequest(detail);
+    problem = CONFLICT_CHECKS.has(constraintName(error))
+      ? problems.conflict(detail)
+      : problems.badRequest(detail);
   } else {
-    service.logger.error({ err: error }, 'operation failed');
+    service.logger.error({ err: error, ...context }, 'operation failed');
     problem = problems.internal();
   }
   return { status: problem.status, body: problem.toJSON(), headers: problem.headers };

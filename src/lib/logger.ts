@@ -1,5 +1,6 @@
-import { pino } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 import type { Config } from '../config/index.ts';
+import { currentRequestId } from './request-context.ts';
 
 // Anything that can carry a credential is redacted at the logger, so no call site has to remember.
 const REDACT = [
@@ -17,7 +18,17 @@ const REDACT = [
   '*.code_verifier',
 ];
 
-export function createLogger(config: Pick<Config, 'logLevel'>) {
-  return pino({ level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } });
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { requestId } : {};
+      },
+    },
+    destination,
+  );
 }
 export type { Logger } from 'pino';

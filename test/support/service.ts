@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreateDevSecrets } from '../../src/config/dev-secrets.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { createLogger } from '../../src/lib/logger.ts';
+import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './ports.ts';
@@ -30,7 +30,7 @@ export const sharedSecretsEnv = {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { database?: TestDatabase } = {},
+  options: { database?: TestDatabase; logger?: Logger } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), 'l10n-test-data-'));
@@ -45,7 +45,7 @@ export async function startTestService(
     ...sharedSecretsEnv,
     ...env,
   });
-  const server = await startServer(config, createLogger(config)).catch(async (error) => {
+  const server = await startServer(config, options.logger ?? createLogger(config)).catch(async (error) => {
     if (!options.database) await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;

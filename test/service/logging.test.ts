@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+// Structured logs: every line written while serving a request names that request, and no credential
+// reaches the log, whether it came in a header or went out in a redirect.
+const lines: Record<string, unknown>[] = [];
+let service: TestService;
+let ada: TestUser;
+
+beforeAll(async () => {
+  const logger = createLogger(
+    { logLevel: 'debug' },
+    {
+      write: (line: string) => {
+        lines.push(JSON.parse(line));
+      },
+    },
+  );
+  service = await startTestService({}, { logger });
+  ada = await createTestUser(service, 'ada');
+});
+afterAll(() => service?.close());
+
+describe('logs', () => {
+  it('tag every line of a request with its id and never contain the bearer token', async () => {
+    const before = lines.length;
+    const created = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        'x-request-id': 'trace-42',
+      },
+      body: JSON.stringify({ handle: 'logged', name: 'Logged', sourceLocale: 'en' }),
+    });
+    expect(created.status).toBe(201);
+    const denied = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+      headers: { authorization: 'Bearer l10n_not-a-real-token-at-all', 'x-request-id': 'trace-43' },
+    });
+    expect(denied.status).toBe(401);
+
+    const during = lines.slice(before);
+    const ids = during.map((line) => line.requestId ?? (line.req as { id?: string } | undefined)?.id);
+    expect(during.some((line) => line.msg === 'operation' && line.requestId === 'trace-42')).toBe(true);
+    expect(ids).toContain('trace-42');
+    expect(ids).toContain('trace-43');
+    expect(ids.every((id) => id === 'trace-42' || id === 'trace-43')).toBe(true);
+    const text = JSON.stringify(during);
+    expect(text).not.toContain(ada.token);
+    expect(text).not.toContain('l10n_not-a-real-token-at-all');
+    expect(text).toContain('[redacted]');
+  });
+});
