@@ -9,7 +9,8 @@ import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
-import { Account, AuditEvent, type IAccount } from '../db/entities/index.ts';
+import { Account, type IAccount } from '../db/entities/index.ts';
+import { recordAudit } from '../domain/audit.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
 import { constraintName, describeConstraint } from './constraint-messages.ts';
 import { Problem, problems } from './problem.ts';
@@ -178,17 +179,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         spec,
         policy,
         audit(auditAction, resourceType, resourceId, details = {}, account = target?.account) {
-          tx.create(AuditEvent, {
-            actorUser: caller.userId,
-            actorTokenId: caller.credential.kind === 'account_token' ? caller.credential.tokenId : null,
-            actorClientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : null,
-            account: account ?? null,
+          recordAudit(tx, caller, {
             action: auditAction,
             resourceType,
             resourceId,
-            ip: request.meta.ip ?? null,
-            userAgent: request.meta.userAgent?.slice(0, 500) ?? null,
-            details: { ...details, door: request.door, requestId: request.meta.requestId },
+            account: account ?? null,
+            details,
+            door: request.door,
+            meta: request.meta,
           });
         },
       });

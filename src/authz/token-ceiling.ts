@@ -4,6 +4,9 @@ import type { Caller } from './caller.ts';
 import type { Policy, Role } from './policy.ts';
 import type { Scope } from './scopes.ts';
 
+/** Who creates a token: a bearer caller, or a person in a browser session (who holds every scope). */
+export type TokenCreator = Pick<Caller, 'userId' | 'scopes'>;
+
 /**
  * The roles a new token would act with. An organization token acts on its organization only: the creator's
  * roles there. A personal token acts wherever its user may act (see verifyAccountToken), so its ceiling is
@@ -13,7 +16,7 @@ import type { Scope } from './scopes.ts';
  */
 async function rolesWhereTokenActs(
   em: EntityManager,
-  caller: Caller,
+  caller: TokenCreator,
   target: { account: IAccount; roles: Set<Role> },
 ): Promise<Set<Role>> {
   const roles = new Set(target.roles);
@@ -34,7 +37,7 @@ async function rolesWhereTokenActs(
 export async function scopesBeyondCeiling(
   em: EntityManager,
   policy: Policy,
-  caller: Caller,
+  caller: TokenCreator,
   target: { account: IAccount; roles: Set<Role> },
   requested: readonly Scope[],
 ): Promise<Scope[]> {

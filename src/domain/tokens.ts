@@ -3,6 +3,26 @@ import { generateAccountToken } from '../authz/account-tokens.ts';
 import type { Scope } from '../authz/scopes.ts';
 import { AccountToken, type IAccount, type IAccountToken } from '../db/entities/index.ts';
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Limits of a new token, the same for every door. openapi.yaml (AccountTokenCreate) states them for the REST
+ * API and MCP, the settings page validates its form with these; test/web/settings.test.ts checks they agree.
+ */
+export const TOKEN_LIMITS = {
+  nameMaxLength: 100,
+  descriptionMaxLength: 500,
+  /** Tokens created by a person always expire; a leaked one stops working by itself. */
+  defaultLifetimeDays: 90,
+  minLifetimeDays: 1,
+  maxLifetimeDays: 366,
+} as const;
+
+/** The expiry of a token created now with a lifetime of `days`. */
+export function tokenExpiry(days: number, now = Date.now()): Date {
+  return new Date(now + days * DAY_MS);
+}
+
 /** Stores a new account token and returns it with its secret, which exists only in this return value. */
 export function issueAccountToken(
   em: EntityManager,
@@ -28,3 +48,34 @@ export function issueAccountToken(
   });
   return { row, secret: token };
 }
+
+export function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
+  if (token.revokedAt) return 'revoked';
+  if (token.expiresAt && token.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+/** Never the secret or its hash: only what tells tokens apart and says what they can do. */
+export function serializeToken(
+  token: IAccountToken,
+  accountHandle: string,
+  createdBy: string,
+  now = new Date(),
+) {
+  return {
+    id: token.id,
+    account: accountHandle,
+    name: token.name,
+    description: token.description,
+    scopes: token.scopes,
+    tokenPrefix: token.tokenPrefix,
+    status: tokenStatus(token, now),
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+    revokedAt: token.revokedAt?.toISOString() ?? null,
+    createdAt: token.createdAt.toISOString(),
+    createdBy,
+  };
+}
+
+export type SerializedToken = ReturnType<typeof serializeToken>;

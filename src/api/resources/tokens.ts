@@ -1,39 +1,11 @@
 import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
-import { Account, AccountToken, type IAccountToken } from '../../db/entities/index.ts';
-import { issueAccountToken } from '../../domain/tokens.ts';
+import { Account, AccountToken } from '../../db/entities/index.ts';
+import { issueAccountToken, serializeToken, TOKEN_LIMITS, tokenExpiry } from '../../domain/tokens.ts';
 import { userHandles } from '../../domain/users.ts';
 import { findAccountPage } from '../account-resources.ts';
 import type { OperationHandler } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
-
-const DAY_MS = 86_400_000;
-/** Tokens created through the API always expire; a leaked one stops working by itself. */
-const DEFAULT_LIFETIME_DAYS = 90;
-
-function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
-  if (token.revokedAt) return 'revoked';
-  if (token.expiresAt && token.expiresAt <= now) return 'expired';
-  return 'active';
-}
-
-/** Never the secret or its hash: only what tells tokens apart and says what they can do. */
-function serializeToken(token: IAccountToken, accountHandle: string, createdBy: string, now = new Date()) {
-  return {
-    id: token.id,
-    account: accountHandle,
-    name: token.name,
-    description: token.description,
-    scopes: token.scopes,
-    tokenPrefix: token.tokenPrefix,
-    status: tokenStatus(token, now),
-    expiresAt: token.expiresAt?.toISOString() ?? null,
-    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
-    revokedAt: token.revokedAt?.toISOString() ?? null,
-    createdAt: token.createdAt.toISOString(),
-    createdBy,
-  };
-}
 
 export const tokenHandlers: Record<string, OperationHandler> = {
   async listTokens(op) {
@@ -77,14 +49,14 @@ export const tokenHandlers: Record<string, OperationHandler> = {
       );
     }
 
-    const days: number = op.body.expiresInDays ?? DEFAULT_LIFETIME_DAYS;
+    const days: number = op.body.expiresInDays ?? TOKEN_LIMITS.defaultLifetimeDays;
     const { row, secret } = issueAccountToken(op.em, {
       account: target.account,
       createdById: op.caller.userId,
       name: op.body.name,
       description: op.body.description ?? '',
       scopes,
-      expiresAt: new Date(Date.now() + days * DAY_MS),
+      expiresAt: tokenExpiry(days),
     });
     await op.em.flush();
     op.audit('token.create', 'account_token', row.id, {
