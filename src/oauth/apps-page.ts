@@ -1,26 +1,22 @@
 // /settings/apps: the signed-in user's connected apps, with a Disconnect button per app. "Signed in"
-// means the authorization server's own session cookie, the one the sign-in page set.
-import express, { type Request, type Response, Router } from 'express';
+// means the authorization server's own session cookie (src/oauth/session.ts).
+import express, { Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
 import { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
 import type { Csrf } from './csrf.ts';
 import { appsPage, errorPage } from './pages.ts';
+import { SIGNOUT_CSRF_PURPOSE, signedIn } from './session.ts';
 
 const CSRF_PURPOSE = 'connected-apps';
 
 export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
   const router = Router();
 
-  async function signedIn(req: Request, res: Response) {
-    const session = await provider.Session.get(provider.createContext(req, res));
-    return session.accountId ? { userId: session.accountId, sessionId: session.jti } : undefined;
-  }
-
   router.get('/settings/apps', async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    const who = await signedIn(req, res);
+    const who = await signedIn(provider, req, res);
     if (!who) {
       res
         .status(401)
@@ -33,6 +29,7 @@ export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Cs
       appsPage({
         userHandle: account?.handle ?? who.userId,
         csrf: csrf.token(CSRF_PURPOSE, who.sessionId),
+        signoutCsrf: csrf.token(SIGNOUT_CSRF_PURPOSE, who.sessionId),
         apps: await listConnectedApps(ctx.orm, who.userId),
       }),
     );
@@ -42,7 +39,7 @@ export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Cs
     '/settings/apps/:clientId/revoke',
     express.urlencoded({ extended: false, limit: '4kb' }),
     async (req, res) => {
-      const who = await signedIn(req, res);
+      const who = await signedIn(provider, req, res);
       if (!who || !csrf.verify(CSRF_PURPOSE, who.sessionId, req.body?.csrf)) {
         res
           .status(403)

@@ -59,6 +59,25 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid var(-
 .error{border-color:var(--danger);color:var(--danger)}
 .users{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.5rem}
 code{font-size:.95em;word-break:break-all}
+a{color:var(--accent)}
+a.button{display:inline-block;font-weight:600;padding:.55rem 1rem;border-radius:.375rem;border:1px solid var(--line);text-decoration:none}
+a.button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+.settings-nav{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;border-bottom:1px solid var(--line);padding-bottom:.75rem;margin-bottom:1rem}
+.settings-nav .signout{margin-left:auto;display:flex;align-items:center;gap:.5rem}
+.settings-nav .signout button{min-height:2.25rem;padding:.3rem .75rem}
+input[type=number]{width:8rem;font:inherit;padding:.6rem .7rem;border:1px solid var(--line);border-radius:.375rem;background:var(--bg);color:var(--fg)}
+fieldset{border:1px solid var(--line);border-radius:.375rem;margin:.75rem 0;padding:.5rem .75rem}
+legend{font-weight:600;padding:0 .25rem}
+label.check{display:flex;gap:.5rem;align-items:flex-start;font-weight:400;margin:.35rem 0}
+label.check input{margin-top:.3rem}
+label.check code{display:block;word-break:normal}
+.badge{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .5rem;border-radius:1rem;border:1px solid var(--line)}
+.badge.active{color:#1a7f37;border-color:#1a7f37}
+.badge.revoked,.badge.expired{color:var(--danger);border-color:var(--danger)}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.5rem 0}
+dl.facts dt{color:var(--muted)}
+dl.facts dd{margin:0}
+.secret{font-size:1rem;display:block;padding:.75rem;border:1px dashed var(--accent);border-radius:.375rem;background:var(--bg);user-select:all}
 `;
 
 export function page(title: string, body: Html): string {

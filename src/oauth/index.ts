@@ -4,6 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import { tokensPageRoutes } from '../web/tokens-page.ts';
 import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
 import { createCsrf } from './csrf.ts';
@@ -12,6 +13,7 @@ import { interactionRoutes } from './interactions.ts';
 import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
 import { createProvider, OAUTH_ROUTES } from './provider.ts';
 import { createRateLimits } from './rate-limits.ts';
+import { signInRoutes } from './signin.ts';
 import { createAccessTokenVerifier, verifierFor } from './verifier.ts';
 
 export type { ConnectedApp } from './connected-apps.ts';
@@ -26,7 +28,7 @@ export interface OAuthServer {
   verifierFor(door: Door): BearerVerifier;
   /** Put in front of bearer-authenticated routes: 429 once an address has too many 401s in a minute. */
   failedAuthLimiter: RequestHandler;
-  /** Discovery, rate limits, interactions, /settings/apps and oidc-provider; call after other routers. */
+  /** Discovery, rate limits, interactions, the settings pages and oidc-provider; call after other routers. */
   mount(app: Express): void;
   /** Stops the cleanup timer and closes the Redis connection. */
   close(): Promise<void>;
@@ -56,6 +58,8 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest);
       app.use(interactionRoutes(ctx, provider, csrf));
       app.use(appsPageRoutes(ctx, provider, csrf));
+      app.use(signInRoutes(ctx, provider, csrf));
+      app.use(tokensPageRoutes(ctx, provider, csrf));
 
       // oidc-provider last, and only for its own paths, so other 404s stay the service's own.
       const callback = provider.callback();

@@ -9,7 +9,7 @@ import { Account } from '../db/entities/index.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import type { Csrf } from './csrf.ts';
 import { consentPage, errorPage, loginPage } from './pages.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH, WEB_CLIENT } from './provider.ts';
 
 const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 const CSRF_PURPOSE = 'interaction';
@@ -106,11 +106,40 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
     );
   }
 
+  /**
+   * Our own settings client (WEB_CLIENT) asks for no consent: the person is signing in to this service
+   * itself. Approved automatically only for its fixed scopes; anything more is refused, not shown.
+   */
+  async function approveFirstParty(req: Request, res: Response, interaction: Interaction) {
+    const details = interaction.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const allowed = new Set<string>(WEB_CLIENT.scopes);
+    const requested = [
+      ...(details.missingOIDCScope ?? []),
+      ...Object.values(details.missingResourceScopes ?? {}).flat(),
+    ];
+    if (requested.some((scope) => !allowed.has(scope))) {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The settings client asks only for its own scopes.' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const grantId = await recordConsent(provider, interaction);
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
   router.get(`${INTERACTION_PATH}/:uid`, async (req, res) => {
     const interaction = await load(req, res);
     if (!interaction) return;
     res.set('Cache-Control', 'no-store');
     if (interaction.prompt.name === 'login') return renderLogin(req, res, interaction);
+    if (interaction.prompt.name === 'consent' && interaction.params.client_id === WEB_CLIENT.id)
+      return approveFirstParty(req, res, interaction);
     if (interaction.prompt.name === 'consent') return renderConsent(res, interaction);
     res.status(400).type('html').send(errorPage('invalid_request', 'Unsupported step.'));
   });

@@ -1,6 +1,6 @@
 // The pages themselves: sign-in (development), consent, connected apps and errors. Pure functions from
 // data to HTML; routes live in interactions.ts and apps-page.ts.
-import { isScope, SCOPES } from '../authz/scopes.ts';
+import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
 import type { ConnectedApp } from './connected-apps.ts';
 import { type Html, html, page } from './html.ts';
 
@@ -18,15 +18,22 @@ const OBJECT_LABELS: Record<string, string> = {
 };
 
 /** Scopes grouped by the object they act on, in the vocabulary's order, each with its plain words. */
-export function groupScopes(scopes: Iterable<string>): { label: string; items: string[] }[] {
+export function groupScopeEntries(
+  scopes: Iterable<string>,
+): { label: string; items: { scope: Scope; description: string }[] }[] {
   const wanted = new Set(scopes);
-  const groups = new Map<string, string[]>();
+  const groups = new Map<string, { scope: Scope; description: string }[]>();
   for (const scope of Object.keys(SCOPES)) {
     if (!wanted.has(scope) || !isScope(scope)) continue;
     const object = scope.split(':')[0]!;
-    groups.set(object, [...(groups.get(object) ?? []), SCOPES[scope]]);
+    groups.set(object, [...(groups.get(object) ?? []), { scope, description: SCOPES[scope] }]);
   }
   return [...groups].map(([object, items]) => ({ label: OBJECT_LABELS[object] ?? object, items }));
+}
+
+/** The same groups with the plain words only. */
+export function groupScopes(scopes: Iterable<string>): { label: string; items: string[] }[] {
+  return groupScopeEntries(scopes).map((g) => ({ label: g.label, items: g.items.map((i) => i.description) }));
 }
 
 function scopeList(scopes: Iterable<string>): Html {
@@ -128,22 +135,53 @@ ${
   );
 }
 
+const SETTINGS_PAGES = [
+  { path: '/settings/apps', label: 'Connected apps' },
+  { path: '/settings/tokens', label: 'Account tokens' },
+] as const;
+
+/** The settings pages' header: who is signed in, links between the pages, and Sign out. */
+export function settingsHeader(current: string, userHandle: string, signoutCsrf: string): Html {
+  return html`<nav aria-label="Settings" class="settings-nav">${SETTINGS_PAGES.map((p) =>
+    p.path === current
+      ? html`<a href="${p.path}" aria-current="page"><strong>${p.label}</strong></a>`
+      : html`<a href="${p.path}">${p.label}</a>`,
+  )}
+<form method="post" action="/settings/signout" class="signout">
+  <input type="hidden" name="csrf" value="${signoutCsrf}">
+  <span class="muted">@${userHandle}</span> <button type="submit">Sign out</button>
+</form></nav>`;
+}
+
+/** What a settings page shows to someone who is not signed in. */
+export function notSignedInPage(title: string, next: string): string {
+  return page(
+    title,
+    html`<h1>${title}</h1><p>You are not signed in.</p>
+<p><a class="button primary" href="/signin?next=${encodeURIComponent(next)}">Sign in</a></p>`,
+  );
+}
+
+export function signInAgainPage(signInUrl: string, message: string): string {
+  return page(
+    'Sign in',
+    html`<h1>Sign in</h1><div class="card error" role="alert">${message}</div>
+<p><a class="button primary" href="${signInUrl}">Sign in again</a></p>`,
+  );
+}
+
 export interface AppsView {
   userHandle: string | null;
   csrf: string;
+  signoutCsrf?: string;
   apps: ConnectedApp[];
   notice?: string;
 }
 
-const day = (d: Date) => d.toISOString().slice(0, 10);
+export const day = (d: Date) => d.toISOString().slice(0, 10);
 
 export function appsPage(view: AppsView): string {
-  if (!view.userHandle) {
-    return page(
-      'Connected apps',
-      html`<h1>Connected apps</h1><p>You are not signed in. Sign in through an app's authorization to manage connected apps.</p>`,
-    );
-  }
+  if (!view.userHandle) return notSignedInPage('Connected apps', '/settings/apps');
   const list =
     view.apps.length === 0
       ? html`<p>No apps are connected to your account.</p>`
@@ -160,7 +198,8 @@ export function appsPage(view: AppsView): string {
         );
   return page(
     'Connected apps',
-    html`<h1>Connected apps</h1>
+    html`${settingsHeader('/settings/apps', view.userHandle, view.signoutCsrf ?? '')}
+<h1>Connected apps</h1>
 <p>Signed in as <strong>@${view.userHandle}</strong>. These apps can act on your account within the access you gave them.</p>
 ${view.notice ? html`<div class="card" role="status">${view.notice}</div>` : html``}
 ${list}`,

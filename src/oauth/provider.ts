@@ -26,6 +26,18 @@ export const OAUTH_ROUTES = {
 
 export const INTERACTION_PATH = '/oauth/interaction';
 
+/**
+ * Our own first-party client: the settings pages sign a person in through it (src/oauth/signin.ts). Public,
+ * authorization code + PKCE only (no refresh token), its one redirect URI on our origin; consent is
+ * approved automatically for exactly these scopes (src/oauth/interactions.ts).
+ */
+export const WEB_CLIENT = {
+  id: 'l10n-web',
+  name: 'Localization service settings',
+  callbackPath: '/settings/callback',
+  scopes: ['token:read', 'token:write', 'apps:read', 'apps:write'],
+} as const;
+
 /** Lifetimes in seconds. */
 export const TTL = {
   AccessToken: 60 * 60,
@@ -45,7 +57,17 @@ export function createProvider(ctx: ServiceContext): Provider {
 
   const configuration: Configuration = {
     adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
-    clients: [],
+    clients: [
+      {
+        client_id: WEB_CLIENT.id,
+        client_name: WEB_CLIENT.name,
+        application_type: 'web',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: [`${config.baseUrl}${WEB_CLIENT.callbackPath}`],
+      },
+    ],
     jwks: config.signingJwks as Configuration['jwks'],
     cookies: {
       keys: config.cookieKeys,

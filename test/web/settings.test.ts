@@ -1,0 +1,253 @@
+// The settings pages in a real browser (Debian's chromium through playwright-core): sign in from
+// /settings/tokens through our first-party OAuth client, create an account token, use it against the REST
+// API, revoke it; CSRF and the `next` parameter; and the pieces around them over plain HTTP.
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { TOKEN_PATTERN } from '../../src/authz/account-tokens.ts';
+import { TOKEN_LIMITS } from '../../src/domain/tokens.ts';
+import { DEFAULT_NEXT, safeNext } from '../../src/oauth/signin.ts';
+import { CookieJar, runAuthorization, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { hasChromium, launchChromium } from '../support/environment.ts';
+import type { TestService } from '../support/service.ts';
+
+let service: TestService;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  service = await startOAuthService();
+  if (hasChromium) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+const api = (path: string, token: string, init: RequestInit = {}) =>
+  fetch(`${service.url}/api/v1${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+/** A browser context signed in as a new user through /signin; returns it on /settings/tokens. */
+async function signedInContext(handle: string): Promise<BrowserContext> {
+  const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  await page.goto(`${service.url}/signin?next=/settings/tokens`);
+  await page.getByLabel('Handle').fill(handle);
+  await page.getByRole('button', { name: 'Create and sign in' }).click();
+  await page.waitForURL(`${service.url}/settings/tokens`);
+  await page.close();
+  return context;
+}
+
+describe.skipIf(!hasChromium)('settings pages in a browser', () => {
+  it('signs in from the tokens page, creates a token, uses it, and revokes it', async () => {
+    const context = await browser!.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 1,
+    });
+    const page = await context.newPage();
+    await page.goto(`${service.url}/settings/tokens`);
+    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    await page.getByRole('link', { name: 'Sign in' }).click();
+
+    // The normal development sign-in, then no consent page for our own client: straight back.
+    await expect.poll(() => page.title()).toContain('Sign in');
+    expect(await page.locator('h1').textContent()).toContain('Localization service settings');
+    const handle = uniqueHandle('set');
+    await page.getByLabel('Handle').fill(handle);
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+    await page.waitForURL(`${service.url}/settings/tokens`);
+    expect(await page.locator('h1').textContent()).toBe('Account tokens');
+    expect(await page.locator('main').textContent()).toContain(`@${handle}`);
+
+    // Create a read-only token.
+    await page.getByLabel('Name').fill('CI <read>');
+    await page.getByLabel('Read projects').check();
+    expect(await page.getByLabel('Expires after (days)').inputValue()).toBe('90');
+    await page.getByLabel('Expires after (days)').fill('30');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.locator('#token-secret').waitFor();
+    expect(await page.locator('h1').textContent()).toBe('Token “CI <read>” created');
+    expect(await page.locator('main').textContent()).toContain('it will not be shown again');
+    const secret = (await page.locator('#token-secret').textContent())!.trim();
+    expect(secret).toMatch(TOKEN_PATTERN);
+    await page.screenshot({ path: join(tmpdir(), 'settings-token-created.png'), fullPage: true });
+
+    // The secret works where project:read is enough, and nowhere beyond it.
+    expect((await api(`/accounts/${handle}/projects`, secret)).status).toBe(200);
+    const write = await api(`/accounts/${handle}/projects`, secret, {
+      method: 'POST',
+      body: JSON.stringify({ handle: 'app', name: 'App', sourceLocale: 'en', targetLocales: ['de'] }),
+    });
+    expect(write.status).toBe(403);
+
+    // Listed afterwards without its secret.
+    await page.getByRole('link', { name: 'Back to your tokens' }).click();
+    await page.waitForURL(`${service.url}/settings/tokens`);
+    await page.reload();
+    const listed = (await page.locator('main').innerHTML()) ?? '';
+    expect(listed).not.toContain(secret);
+    expect(listed).toContain(secret.slice(0, 12));
+    expect(await page.getByRole('heading', { level: 3, name: /CI <read>/ }).textContent()).toContain(
+      'active',
+    );
+    await page.screenshot({ path: join(tmpdir(), 'settings-tokens-list.png'), fullPage: true });
+
+    // Revoke: the page says so and the secret stops working.
+    await page.getByRole('button', { name: 'Revoke CI <read>' }).click();
+    await expect
+      .poll(() => page.getByRole('heading', { level: 3, name: /CI <read>/ }).textContent())
+      .toContain('revoked');
+    expect((await api(`/accounts/${handle}/projects`, secret)).status).toBe(401);
+
+    // Both recorded like the API records them, from the web door.
+    const events = (await sql(
+      service,
+      `select action, details->>'door' as door, details->>'tokenPrefix' as prefix from audit_events
+        where resource_type = 'account_token' and actor_user_id = (select user_id from accounts where handle = $1)
+        order by occurred_at`,
+      [handle],
+    )) as { action: string; door: string; prefix: string }[];
+    expect(events).toEqual([
+      { action: 'token.create', door: 'web', prefix: secret.slice(0, 12) },
+      { action: 'token.revoke', door: 'web', prefix: secret.slice(0, 12) },
+    ]);
+
+    // The first-party client leaves no connected app behind; the pages link to each other; sign out.
+    await page.getByRole('link', { name: 'Connected apps' }).click();
+    await page.getByText('No apps are connected to your account.').waitFor();
+    await page.getByRole('link', { name: 'Account tokens' }).click();
+    await page.waitForURL(`${service.url}/settings/tokens`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${service.url}/settings/apps`);
+    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    await page.goto(`${service.url}/settings/tokens`);
+    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    await context.close();
+  });
+
+  it('refuses POSTs without the CSRF token', async () => {
+    const context = await signedInContext(uniqueHandle('csrf'));
+    const request = context.request;
+    const create = await request.post(`${service.url}/settings/tokens`, {
+      form: { name: 'forged', scopes: 'project:read', expiresInDays: '5' },
+      maxRedirects: 0,
+    });
+    expect(create.status()).toBe(403);
+    const forged = await request.post(`${service.url}/settings/tokens`, {
+      form: { csrf: 'not-the-token', name: 'forged', scopes: 'project:read', expiresInDays: '5' },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    const signout = await request.post(`${service.url}/settings/signout`, { form: {}, maxRedirects: 0 });
+    expect(signout.status()).toBe(403);
+    // Still signed in, and no token was created.
+    const page = await context.newPage();
+    await page.goto(`${service.url}/settings/tokens`);
+    expect(await page.locator('main').textContent()).toContain('You have no tokens yet.');
+    await context.close();
+  });
+
+  it('checks the form and never offers or accepts scopes beyond the user’s roles', async () => {
+    const context = await signedInContext(uniqueHandle('form'));
+    const page = await context.newPage();
+    await page.goto(`${service.url}/settings/tokens`);
+    // A user with only a personal account may not manage organization members.
+    expect(await page.locator('input[value="members:write"]').count()).toBe(0);
+    expect(await page.locator('input[value="project:write"]').count()).toBe(1);
+    const csrf = await page.locator('form[action="/settings/tokens"] input[name="csrf"]').inputValue();
+    const post = (form: Record<string, string>) =>
+      context.request.post(`${service.url}/settings/tokens`, { form: { csrf, ...form }, maxRedirects: 0 });
+    const beyond = await post({ name: 'x', scopes: 'members:write', expiresInDays: '5' });
+    expect(beyond.status()).toBe(403);
+    expect(await beyond.text()).toContain('members:write');
+    const bad = await post({ name: ' ', expiresInDays: '400' });
+    expect(bad.status()).toBe(400);
+    const text = await bad.text();
+    expect(text).toContain('Give the token a name');
+    expect(text).toContain('Choose at least one scope');
+    expect(text).toContain('from 1 to 366');
+    await context.close();
+  });
+
+  it('does not follow a next that is not a settings page of ours', async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await page.goto(`${service.url}/signin?next=${encodeURIComponent('https://evil.example/settings/x')}`);
+    await page.getByLabel('Handle').fill(uniqueHandle('nx'));
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+    await page.waitForURL(`${service.url}${DEFAULT_NEXT}`);
+    // Signed in already: /signin goes straight to next, still only to our own settings pages.
+    await page.goto(`${service.url}/signin?next=https://evil.example`);
+    expect(page.url()).toBe(`${service.url}${DEFAULT_NEXT}`);
+    await page.goto(`${service.url}/signin?next=/settings/tokens`);
+    expect(page.url()).toBe(`${service.url}/settings/tokens`);
+    await context.close();
+  });
+});
+
+describe('sign-in plumbing', () => {
+  it('accepts only local /settings/ paths as next', () => {
+    const base = 'http://127.0.0.1:3000';
+    expect(safeNext('/settings/tokens', base)).toBe('/settings/tokens');
+    expect(safeNext('/settings/apps?x=1', base)).toBe('/settings/apps?x=1');
+    for (const bad of [
+      'https://evil.example',
+      '//evil.example/settings/',
+      '/settings/../oauth/authorize',
+      '/\\evil.example',
+      '/settings/\\evil',
+      '/other',
+      undefined,
+      ['/settings/tokens'],
+    ]) {
+      expect(safeNext(bad, base)).toBe(DEFAULT_NEXT);
+    }
+  });
+
+  it('refuses a callback that this browser did not start', async () => {
+    const jar = new CookieJar();
+    const response = await jar.fetch(`${service.url}/settings/callback?code=abc&state=forged`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('Sign in again');
+  });
+
+  it('approves the settings client only for its own scopes', async () => {
+    const jar = new CookieJar();
+    const redirectUri = `${service.url}/settings/callback`;
+    const url = new URL(`${service.url}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'l10n-web',
+      redirect_uri: redirectUri,
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 's',
+      scope: 'token:read project:write',
+    }).toString();
+    const { callback, pages } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+      handle: uniqueHandle('sc'),
+      create: true,
+    });
+    expect(pages.some((p) => p.includes('name="decision"'))).toBe(false);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('code')).toBeNull();
+  });
+
+  it('uses the token limits openapi.yaml states', () => {
+    const document = parse(readFileSync(join(import.meta.dirname, '../../openapi.yaml'), 'utf8'));
+    const schema = document.components.schemas.AccountTokenCreate.properties;
+    expect(schema.name.maxLength).toBe(TOKEN_LIMITS.nameMaxLength);
+    expect(schema.description.maxLength).toBe(TOKEN_LIMITS.descriptionMaxLength);
+    expect(schema.expiresInDays).toMatchObject({
+      minimum: TOKEN_LIMITS.minLifetimeDays,
+      maximum: TOKEN_LIMITS.maxLifetimeDays,
+      default: TOKEN_LIMITS.defaultLifetimeDays,
+    });
+  });
+});
