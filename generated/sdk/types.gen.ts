@@ -716,6 +716,52 @@ export type DisconnectAppResponses = {
 
 export type DisconnectAppResponse = DisconnectAppResponses[keyof DisconnectAppResponses];
 
+export type LeaveOrganizationData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/user/organizations/{org}';
+};
+
+export type LeaveOrganizationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type LeaveOrganizationError = LeaveOrganizationErrors[keyof LeaveOrganizationErrors];
+
+export type LeaveOrganizationResponses = {
+    /**
+     * You left the organization.
+     */
+    204: void;
+};
+
+export type LeaveOrganizationResponse = LeaveOrganizationResponses[keyof LeaveOrganizationResponses];
+
 export type ListAccountsData = {
     body?: never;
     path?: never;

@@ -421,4 +421,63 @@ describe('members and invitations through the generated SDK', () => {
     ]);
     expect(rows[0].n).toBe(0);
   });
+  it('lets members and admins leave on their own, but never the last admin', async () => {
+    const org = await createOrg('exit');
+    for (const [who, role] of [
+      [bob, 'member'],
+      [grace, 'admin'],
+    ] as const) {
+      const invitation = await invite('exit', `${who.handle}@example.com`, role);
+      await sdk.acceptInvitation({ client: who.client, body: { token: invitation.acceptToken } });
+    }
+    const { rows } = await db.query(
+      `insert into account_tokens (id, account_id, created_by_id, name, scopes, token_prefix, token_hash)
+       values (gen_random_uuid(), $1, $2, 'ci', '{project:read}', 'l10n_yyyyyyy', sha256('bob-exit'::bytea))
+       returning id`,
+      [org.id, bob.userId],
+    );
+
+    const bobLeaves = await sdk.leaveOrganization({ client: bob.client, path: { org: 'exit' } });
+    expect(bobLeaves.response.status).toBe(204);
+    const token = await db.query('select revoked_at from account_tokens where id = $1', [rows[0].id]);
+    expect(token.rows[0].revoked_at).not.toBeNull();
+    expect((await sdk.getOrganization({ client: bob.client, path: { org: 'exit' } })).response.status).toBe(
+      404,
+    );
+    const again = await sdk.leaveOrganization({ client: bob.client, path: { org: 'exit' } });
+    expect(again.response.status).toBe(404);
+
+    // Ada may go while Grace stays admin; then Grace is the last admin and must stay.
+    expect((await sdk.leaveOrganization({ client: ada.client, path: { org: 'exit' } })).response.status).toBe(
+      204,
+    );
+    const last = await sdk.leaveOrganization({ client: grace.client, path: { org: 'exit' } });
+    expect(last.response.status).toBe(409);
+    expect(last.error?.detail).toMatch(/last admin/);
+    const left = await db.query(
+      `select m.role, a.handle from memberships m join accounts a on a.user_id = m.user_id
+        where m.organization_id = (select id from organizations where account_id = $1)`,
+      [org.id],
+    );
+    expect(left.rows).toEqual([{ role: 'admin', handle: 'grace' }]);
+    const events = await db.query(
+      `select details->>'user' as who from audit_events where action = 'member.leave' and account_id = $1
+        order by occurred_at, id`,
+      [org.id],
+    );
+    expect(events.rows.map((r) => r.who)).toEqual(['bob', 'ada']);
+  });
+
+  it('answers leaving an organization you are not in with 404 and a malformed handle with 400', async () => {
+    await createOrg('closed');
+    const stranger = await sdk.leaveOrganization({ client: bob.client, path: { org: 'closed' } });
+    expect(stranger.response.status).toBe(404);
+    const personal = await sdk.leaveOrganization({ client: bob.client, path: { org: 'ada' } });
+    expect(personal.response.status).toBe(404);
+    const unknown = await sdk.leaveOrganization({ client: bob.client, path: { org: 'no-such-org' } });
+    expect(unknown.response.status).toBe(404);
+    const malformed = await sdk.leaveOrganization({ client: bob.client, path: { org: 'Not A Handle' } });
+    expect(malformed.response.status).toBe(400);
+    expect(await members('closed')).toEqual([['ada', 'admin']]);
+  });
 });

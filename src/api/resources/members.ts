@@ -1,5 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountToken, type IOrganization, Membership, type OrgRole } from '../../db/entities/index.ts';
+import {
+  AccountToken,
+  type IOrganization,
+  Membership,
+  Organization,
+  type OrgRole,
+} from '../../db/entities/index.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { OperationContext, OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -18,7 +24,7 @@ interface MemberRow {
 function memberRows(
   em: EntityManager,
   organizationId: string,
-  filter: { afterId?: string; limit?: number; handle?: string },
+  filter: { afterId?: string; limit?: number; handle?: string; userId?: string },
 ): Promise<MemberRow[]> {
   return em.execute<MemberRow[]>(
     `select m.id, m.user_id, a.handle, u.display_name, m.role, m.created_at
@@ -28,6 +34,7 @@ function memberRows(
       where m.organization_id = ?
         and (?::uuid is null or m.id > ?::uuid)
         and (?::text is null or a.handle = ?::text)
+        and (?::uuid is null or m.user_id = ?::uuid)
       order by m.id asc limit ?`,
     [
       organizationId,
@@ -35,6 +42,8 @@ function memberRows(
       filter.afterId ?? null,
       filter.handle ?? null,
       filter.handle ?? null,
+      filter.userId ?? null,
+      filter.userId ?? null,
       filter.limit ?? 1,
     ],
   );
@@ -75,6 +84,35 @@ async function assertAnotherAdmin(op: OperationContext, organization: IOrganizat
   }
 }
 
+/**
+ * Ends a membership, whether an admin removes it or the member leaves: never the last admin, and the
+ * member's tokens for the organization are revoked with it.
+ */
+async function endMembership(
+  op: OperationContext,
+  organization: IOrganization,
+  row: MemberRow,
+  auditAction: 'member.remove' | 'member.leave',
+) {
+  if (row.role === 'admin') await assertAnotherAdmin(op, organization, 'remove');
+  await op.em.nativeDelete(Membership, { id: row.id });
+  // Roles are resolved per request, so the removed member's organization tokens already stop working;
+  // revoking them keeps them dead if the user is ever invited back.
+  const tokens = await op.em.nativeUpdate(
+    AccountToken,
+    { account: organization.account.id, createdBy: row.user_id, revokedAt: null },
+    { revokedAt: new Date() },
+  );
+  op.audit(
+    auditAction,
+    'membership',
+    row.id,
+    { user: row.handle, role: row.role, revokedTokens: tokens },
+    organization.account,
+  );
+  await op.em.flush();
+}
+
 export const memberHandlers: Record<string, OperationHandler> = {
   async listMembers(op) {
     const organization = await findOrganization(op);
@@ -101,22 +139,20 @@ export const memberHandlers: Record<string, OperationHandler> = {
 
   async removeMember(op) {
     const organization = await findOrganization(op);
-    const row = await findMember(op, organization);
-    if (row.role === 'admin') await assertAnotherAdmin(op, organization, 'remove');
-    await op.em.nativeDelete(Membership, { id: row.id });
-    // Roles are resolved per request, so the removed member's organization tokens already stop working;
-    // revoking them keeps them dead if the user is ever invited back.
-    const tokens = await op.em.nativeUpdate(
-      AccountToken,
-      { account: organization.account.id, createdBy: row.user_id, revokedAt: null },
-      { revokedAt: new Date() },
+    await endMembership(op, organization, await findMember(op, organization), 'member.remove');
+    return { status: 204 };
+  },
+
+  async leaveOrganization(op) {
+    const handle = op.params.org!;
+    const organization = await op.em.findOne(
+      Organization,
+      { account: { handle, kind: 'organization' } },
+      { populate: ['account'] },
     );
-    op.audit('member.remove', 'membership', row.id, {
-      user: row.handle,
-      role: row.role,
-      revokedTokens: tokens,
-    });
-    await op.em.flush();
+    const [row] = organization ? await memberRows(op.em, organization.id, { userId: op.caller.userId }) : [];
+    if (!organization || !row) throw problems.notFound(`You are not a member of "${handle}".`);
+    await endMembership(op, organization, row, 'member.leave');
     return { status: 204 };
   },
 };
