@@ -1,5 +1,7 @@
 // What a database dump would give away: no authorization code, access token or refresh token that works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/orm.ts';
+import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import type { TestService } from '../support/service.ts';
 import {
@@ -64,5 +66,39 @@ describe('OAuth state at rest', () => {
       resource,
     });
     expect(refreshed.status).toBe(200);
+  });
+});
+
+describe('expired OAuth rows', () => {
+  it('are swept in batches, and nothing unexpired or without expiry is touched', async () => {
+    // 2,100 expired rows span three batches of 1,000; the live and never-expiring rows must survive.
+    await sql(
+      service,
+      `insert into oidc_models (model, id, payload, expires_at)
+       select 'Interaction', 'sweep-expired-' || n, '{}'::jsonb, now() - interval '1 minute'
+       from generate_series(1, 2100) as n`,
+    );
+    await sql(
+      service,
+      `insert into oidc_models (model, id, payload, expires_at) values
+         ('Interaction', 'sweep-live', '{}'::jsonb, now() + interval '1 hour'),
+         ('Client', 'sweep-forever', '{}'::jsonb, null)`,
+    );
+    const before = (await sql(service, 'select count(*)::int as n from oidc_models')) as { n: number }[];
+
+    const orm = await openDatabase(service.database.url);
+    try {
+      expect(await deleteExpiredOidcRows(orm)).toBe(2100);
+      expect(await deleteExpiredOidcRows(orm)).toBe(0);
+    } finally {
+      await orm.close();
+    }
+
+    const after = (await sql(service, 'select count(*)::int as n from oidc_models')) as { n: number }[];
+    expect(after[0]?.n).toBe((before[0]?.n ?? 0) - 2100);
+    const kept = (await sql(service, `select id from oidc_models where id like 'sweep-%' order by id`)) as {
+      id: string;
+    }[];
+    expect(kept.map((r) => r.id)).toEqual(['sweep-forever', 'sweep-live']);
   });
 });
