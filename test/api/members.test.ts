@@ -49,6 +49,17 @@ async function invitationStatus(id: string): Promise<string> {
   return rows[0].status;
 }
 
+/** An organization token of the user's, stored as the tokens API would store it; returns its id. */
+async function insertOrganizationToken(accountId: string, userId: string): Promise<string> {
+  const { rows } = await db.query(
+    `insert into account_tokens (id, account_id, created_by_id, name, scopes, token_prefix, token_hash)
+     values (gen_random_uuid(), $1, $2, 'ci', '{project:read}', 'l10n_xxxxxxx', sha256(gen_random_uuid()::text::bytea))
+     returning id`,
+    [accountId, userId],
+  );
+  return rows[0].id;
+}
+
 async function auditCount(action: string, resourceId: string): Promise<number> {
   const { rows } = await db.query(
     'select count(*)::int as n from audit_events where action = $1 and resource_id = $2',
@@ -248,18 +259,12 @@ describe('members and invitations through the generated SDK', () => {
     const org = await createOrg('tidy');
     const invitation = await invite('tidy', 'bob@example.com', 'admin');
     await sdk.acceptInvitation({ client: bob.client, body: { token: invitation.acceptToken } });
-    // An organization token of bob's, stored as the tokens API would store it.
-    const { rows } = await db.query(
-      `insert into account_tokens (id, account_id, created_by_id, name, scopes, token_prefix, token_hash)
-       values (gen_random_uuid(), $1, $2, 'ci', '{project:read}', 'l10n_xxxxxxx', sha256('bob-ci'::bytea))
-       returning id`,
-      [org.id, bob.userId],
-    );
+    const tokenId = await insertOrganizationToken(org.id, bob.userId);
 
     const removed = await sdk.removeMember({ client: ada.client, path: { org: 'tidy', user: 'bob' } });
     expect(removed.response.status).toBe(204);
     expect(await members('tidy')).toEqual([['ada', 'admin']]);
-    const token = await db.query('select revoked_at from account_tokens where id = $1', [rows[0].id]);
+    const token = await db.query('select revoked_at from account_tokens where id = $1', [tokenId]);
     expect(token.rows[0].revoked_at).not.toBeNull();
     expect((await sdk.getOrganization({ client: bob.client, path: { org: 'tidy' } })).response.status).toBe(
       404,
@@ -430,16 +435,11 @@ describe('members and invitations through the generated SDK', () => {
       const invitation = await invite('exit', `${who.handle}@example.com`, role);
       await sdk.acceptInvitation({ client: who.client, body: { token: invitation.acceptToken } });
     }
-    const { rows } = await db.query(
-      `insert into account_tokens (id, account_id, created_by_id, name, scopes, token_prefix, token_hash)
-       values (gen_random_uuid(), $1, $2, 'ci', '{project:read}', 'l10n_yyyyyyy', sha256('bob-exit'::bytea))
-       returning id`,
-      [org.id, bob.userId],
-    );
+    const tokenId = await insertOrganizationToken(org.id, bob.userId);
 
     const bobLeaves = await sdk.leaveOrganization({ client: bob.client, path: { org: 'exit' } });
     expect(bobLeaves.response.status).toBe(204);
-    const token = await db.query('select revoked_at from account_tokens where id = $1', [rows[0].id]);
+    const token = await db.query('select revoked_at from account_tokens where id = $1', [tokenId]);
     expect(token.rows[0].revoked_at).not.toBeNull();
     expect((await sdk.getOrganization({ client: bob.client, path: { org: 'exit' } })).response.status).toBe(
       404,
