@@ -1,6 +1,6 @@
 // MCP against REST on the same operation: tools/call list_projects (a stateless POST /mcp, a server and a
 // transport per request) next to GET /api/v1/accounts/{account}/projects, one after the other, same data.
-import { type BenchEnv, measure, report } from './harness.ts';
+import { type BenchEnv, compare } from './harness.ts';
 
 export async function benchMcp(env: BenchEnv) {
   const call = {
@@ -17,25 +17,21 @@ export async function benchMcp(env: BenchEnv) {
   };
   await assertSameList(env, call, mcpHeaders);
 
-  const rest = await measure('REST GET /api/v1/accounts/{account}/projects', {
-    url: `${env.service.url}/api/v1/accounts/${env.handle}/projects`,
-    headers: { authorization: `Bearer ${env.token}` },
-  });
-  const mcp = await measure('MCP tools/call list_projects', {
-    url: `${env.service.url}/mcp`,
-    method: 'POST',
-    headers: mcpHeaders,
-    body: JSON.stringify(call),
-  });
-  report('MCP vs REST, same operation', [rest, mcp], {
-    label: 'MCP throughput / REST',
-    value: mcp.requestsPerSecond / rest.requestsPerSecond,
-    aim: 0.7,
-  });
-  if (rest.non2xx + mcp.non2xx > 0) {
-    // Throughput of error answers (a 429 from a limiter, say) says nothing about the operation.
-    console.warn('WARNING: non-2xx answers during the runs; these numbers do not measure the operation.');
-  }
+  const [rest, mcp] = await compare(
+    'MCP vs REST, same operation',
+    [
+      'REST GET /api/v1/accounts/{account}/projects',
+      {
+        url: `${env.service.url}/api/v1/accounts/${env.handle}/projects`,
+        headers: { authorization: `Bearer ${env.token}` },
+      },
+    ],
+    [
+      'MCP tools/call list_projects',
+      { url: `${env.service.url}/mcp`, method: 'POST', headers: mcpHeaders, body: JSON.stringify(call) },
+    ],
+    { label: 'MCP throughput / REST', aim: 0.7 },
+  );
   return { rest, mcp };
 }
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
-import { type BenchEnv, measure, report } from './harness.ts';
+import { type BenchEnv, compare } from './harness.ts';
 
 export async function benchRest(env: BenchEnv) {
   const orm = await openDatabase(env.databaseUrl);
@@ -19,16 +19,18 @@ export async function benchRest(env: BenchEnv) {
   await new Promise((r) => server.once('listening', r));
   const baselineUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/baseline`;
 
-  const base = await measure('baseline: same SQL, no pipeline', { url: baselineUrl });
-  const full = await measure('GET /api/v1/accounts/{account}/projects', {
-    url: `${env.service.url}/api/v1/accounts/${env.handle}/projects`,
-    headers: { authorization: `Bearer ${env.token}` },
-  });
-  report('REST pipeline vs baseline', [base, full], {
-    label: 'pipeline throughput / baseline',
-    value: full.requestsPerSecond / base.requestsPerSecond,
-    aim: 0.5,
-  });
+  await compare(
+    'REST pipeline vs baseline',
+    ['baseline: same SQL, no pipeline', { url: baselineUrl }],
+    [
+      'GET /api/v1/accounts/{account}/projects',
+      {
+        url: `${env.service.url}/api/v1/accounts/${env.handle}/projects`,
+        headers: { authorization: `Bearer ${env.token}` },
+      },
+    ],
+    { label: 'pipeline throughput / baseline', aim: 0.5 },
+  );
   server.close();
   await orm.close();
 }
