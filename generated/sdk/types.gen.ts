@@ -692,6 +692,10 @@ export type DisconnectAppData = {
 
 export type DisconnectAppErrors = {
     /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
     401: Problem;
@@ -817,6 +821,10 @@ export type GetAccountData = {
 };
 
 export type GetAccountErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
@@ -957,6 +965,10 @@ export type DeleteProjectData = {
 
 export type DeleteProjectErrors = {
     /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
     401: Problem;
@@ -998,6 +1010,10 @@ export type GetProjectData = {
 };
 
 export type GetProjectErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
@@ -1183,6 +1199,10 @@ export type DeleteModelData = {
 };
 
 export type DeleteModelErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
@@ -1490,6 +1510,10 @@ export type DeleteOrganizationData = {
 
 export type DeleteOrganizationErrors = {
     /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
     401: Problem;
@@ -1527,6 +1551,10 @@ export type GetOrganizationData = {
 };
 
 export type GetOrganizationErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
@@ -1662,6 +1690,10 @@ export type RemoveMemberData = {
 };
 
 export type RemoveMemberErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */
@@ -2299,6 +2331,10 @@ export type GetGlossarySettingsData = {
 };
 
 export type GetGlossarySettingsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
     /**
      * No valid bearer token. `WWW-Authenticate` says how to get one.
      */

@@ -1,0 +1,150 @@
+// Every write operation in openapi.yaml, found by walking the document (so a new one cannot be forgotten),
+// gets malformed input aimed at real resources and must answer 400 problem+json with pointers to what was
+// wrong, while the database stays exactly as it was. Aimed at real resources on purpose: if validation
+// were skipped, the handler would find its target and write.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { loadCatalogue, type OpenApiDocument } from '../../src/api/catalogue.ts';
+import { resolveRef } from '../../src/mcp/json-schema.ts';
+import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+const catalogue = loadCatalogue();
+const writes = [...catalogue.operations.values()].filter((op) => op.method !== 'get');
+
+let service: TestService;
+let db: pg.Client;
+let ada: TestUser;
+/** Path parameter values that name existing resources the caller may write. */
+let realPath: Record<string, string>;
+
+beforeAll(async () => {
+  service = await startTestService();
+  db = new pg.Client({ connectionString: service.database.url });
+  await db.connect();
+  ada = await createTestUser(service, 'ada');
+  const bob = await createTestUser(service, 'bob');
+  await createTestOrganization(service, 'guild', ada, { members: [bob] });
+  const client = ada.client;
+  const created = await Promise.all([
+    sdk.createProject({
+      client,
+      path: { account: 'ada' },
+      body: { handle: 'site', name: 'Site', sourceLocale: 'en' },
+    }),
+    sdk.createModel({
+      client,
+      path: { account: 'ada' },
+      body: { handle: 'main', model: 'openai:gpt-4o', apiKey: 'sk-test-1234' },
+    }),
+    sdk.createToken({ client, path: { account: 'ada' }, body: { name: 'ci', scopes: ['project:read'] } }),
+    sdk.createInvitation({ client, path: { org: 'guild' }, body: { email: 'grace@example.com' } }),
+  ]);
+  for (const result of created) expect(result.response.status, JSON.stringify(result.error)).toBe(201);
+  realPath = {
+    account: 'ada',
+    org: 'guild',
+    project: 'site',
+    modelHandle: 'main',
+    token: (created[2].data as { id: string }).id,
+    user: 'bob',
+    invitation: (created[3].data as { id: string }).id,
+    clientId: 'some-client',
+  };
+  // Using the token stamps its last-used time once; do that before the first snapshot.
+  await sdk.getCurrentUser({ client });
+});
+afterAll(async () => {
+  await db?.end();
+  await service?.close();
+});
+
+/** Every row of every table, as one comparable value (a token's last-used stamp left out). */
+async function snapshot(): Promise<Record<string, string>> {
+  const { rows: tables } = await db.query<{ name: string }>(
+    `select table_name as name from information_schema.tables
+      where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`,
+  );
+  const result: Record<string, string> = {};
+  for (const { name } of tables) {
+    const { rows } = await db.query<{ digest: string }>(
+      `select count(*) || ':' || coalesce(md5(string_agg(r, '|' order by r)), '') as digest
+         from (select (to_jsonb(t) - 'last_used_at')::text as r from "${name}" t) rows`,
+    );
+    result[name] = rows[0]!.digest;
+  }
+  return result;
+}
+
+type Parameter = { name: string; in: string };
+type SdkCall = (options: Record<string, unknown>) => Promise<{
+  response: Response;
+  error?: { status?: number; errors?: { pointer: string; message: string }[] };
+}>;
+
+function pathParameters(op: (typeof writes)[number]): string[] {
+  const parameters = ((op.raw.parameters as unknown[]) ?? []).map(
+    (p) => resolveRef(catalogue.document as OpenApiDocument, p) as Parameter,
+  );
+  return parameters.filter((p) => p.in === 'path').map((p) => p.name);
+}
+
+function exampleBody(op: (typeof writes)[number]): Record<string, unknown> | undefined {
+  const body = resolveRef(catalogue.document as OpenApiDocument, op.raw.requestBody);
+  return body?.content?.['application/json']?.example;
+}
+
+async function call(op: (typeof writes)[number], path: Record<string, string>, body: unknown) {
+  const fn = (sdk as unknown as Record<string, SdkCall>)[op.operationId];
+  expect(fn, `the SDK has ${op.operationId}`).toBeTypeOf('function');
+  return fn!({ client: ada.client, path, ...(body === undefined ? {} : { body }) });
+}
+
+async function expectRejected(
+  result: Awaited<ReturnType<typeof call>>,
+  before: Record<string, string>,
+  pointer: RegExp,
+) {
+  expect(result.response.status).toBe(400);
+  expect(result.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(result.error?.status).toBe(400);
+  expect(result.error?.errors?.length).toBeGreaterThan(0);
+  for (const problem of result.error?.errors ?? []) expect(problem.pointer).toMatch(pointer);
+  expect(await snapshot()).toEqual(before);
+}
+
+describe('malformed input on every write operation', () => {
+  it('covers every write operation of openapi.yaml', () => {
+    expect(writes.length).toBeGreaterThanOrEqual(20);
+    for (const op of writes) {
+      for (const name of pathParameters(op))
+        expect(realPath, `${op.operationId} {${name}}`).toHaveProperty(name);
+    }
+  });
+
+  it.each(writes.filter((op) => exampleBody(op)).map((op) => [op.operationId, op] as const))(
+    '%s: a body with a field the schema does not have answers 400 and changes nothing',
+    async (_id, op) => {
+      const before = await snapshot();
+      const path = Object.fromEntries(pathParameters(op).map((name) => [name, realPath[name]!]));
+      const result = await call(op, path, { ...exampleBody(op), unexpectedField: true });
+      await expectRejected(result, before, /^\/body\/unexpectedField$/);
+    },
+  );
+
+  it.each(
+    writes.flatMap((op) =>
+      pathParameters(op).map((name) => [`${op.operationId} {${name}}`, op, name] as const),
+    ),
+  )('%s: a malformed path parameter answers 400 and changes nothing', async (_label, op, name) => {
+    const before = await snapshot();
+    const path = Object.fromEntries(pathParameters(op).map((p) => [p, realPath[p]!]));
+    // Spaces, capitals and punctuation break every handle, UUID and identifier rule; 300 characters break
+    // every length bound.
+    path[name] = `Not A Valid ${randomUUID()}!`.padEnd(300, '!');
+    const result = await call(op, path, exampleBody(op));
+    await expectRejected(result, before, new RegExp(`^/params/${name}$`));
+  });
+});
