@@ -11,6 +11,7 @@ import type { Logger } from './lib/logger.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
+import { homeRoutes, notFound } from './web/home-page.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -80,7 +81,9 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   });
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
+  app.use(homeRoutes(ctx.config.baseUrl));
   oauth.mount(app);
+  app.use(notFound);
 
   return { express: app, close: () => oauth.close() };
 }
