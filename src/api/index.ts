@@ -31,6 +31,18 @@ class OpenApi31Backend extends OpenAPIBackend {
   override validateDefinition() {
     return this.document;
   }
+
+  /**
+   * Its router rebuilds the list of operations from the document on every match (twice per request, about
+   * 100 µs of lodash on the REST hot path); the document never changes after init, so the list is built
+   * once here.
+   */
+  override async init() {
+    await super.init();
+    const operations = this.router.getOperations();
+    this.router.getOperations = () => operations;
+    return this;
+  }
 }
 
 /** Builds the operation pipeline from openapi.yaml and policies/, and the REST door in front of it. */
