@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { loadCatalogue, type OpenApiDocument } from '../../src/api/catalogue.ts';
+import { loadCatalogue, type OpenApiDocument, type OperationSpec } from '../../src/api/catalogue.ts';
 import { resolveRef } from '../../src/mcp/json-schema.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -84,19 +84,24 @@ type SdkCall = (options: Record<string, unknown>) => Promise<{
   error?: { status?: number; errors?: { pointer: string; message: string }[] };
 }>;
 
-function pathParameters(op: (typeof writes)[number]): string[] {
+function pathParameters(op: OperationSpec): string[] {
   const parameters = ((op.raw.parameters as unknown[]) ?? []).map(
     (p) => resolveRef(catalogue.document as OpenApiDocument, p) as Parameter,
   );
   return parameters.filter((p) => p.in === 'path').map((p) => p.name);
 }
 
-function exampleBody(op: (typeof writes)[number]): Record<string, unknown> | undefined {
+/** The operation's path parameters, each naming an existing resource. */
+function realPathFor(op: OperationSpec): Record<string, string> {
+  return Object.fromEntries(pathParameters(op).map((name) => [name, realPath[name]!]));
+}
+
+function exampleBody(op: OperationSpec): Record<string, unknown> | undefined {
   const body = resolveRef(catalogue.document as OpenApiDocument, op.raw.requestBody);
   return body?.content?.['application/json']?.example;
 }
 
-async function call(op: (typeof writes)[number], path: Record<string, string>, body: unknown) {
+async function call(op: OperationSpec, path: Record<string, string>, body: unknown) {
   const fn = (sdk as unknown as Record<string, SdkCall>)[op.operationId];
   expect(fn, `the SDK has ${op.operationId}`).toBeTypeOf('function');
   return fn!({ client: ada.client, path, ...(body === undefined ? {} : { body }) });
@@ -128,8 +133,7 @@ describe('malformed input on every write operation', () => {
     '%s: a body with a field the schema does not have answers 400 and changes nothing',
     async (_id, op) => {
       const before = await snapshot();
-      const path = Object.fromEntries(pathParameters(op).map((name) => [name, realPath[name]!]));
-      const result = await call(op, path, { ...exampleBody(op), unexpectedField: true });
+      const result = await call(op, realPathFor(op), { ...exampleBody(op), unexpectedField: true });
       await expectRejected(result, before, /^\/body\/unexpectedField$/);
     },
   );
@@ -140,7 +144,7 @@ describe('malformed input on every write operation', () => {
     ),
   )('%s: a malformed path parameter answers 400 and changes nothing', async (_label, op, name) => {
     const before = await snapshot();
-    const path = Object.fromEntries(pathParameters(op).map((p) => [p, realPath[p]!]));
+    const path = realPathFor(op);
     // Spaces, capitals and punctuation break every handle, UUID and identifier rule; 300 characters break
     // every length bound.
     path[name] = `Not A Valid ${randomUUID()}!`.padEnd(300, '!');
