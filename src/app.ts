@@ -7,7 +7,7 @@ import type { Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
-import type { Logger } from './lib/logger.ts';
+import { type Logger, redactRequest } from './lib/logger.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
@@ -40,6 +40,8 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use(
     pinoHttp({
       logger: ctx.logger,
+      // A credential sent in a query string (refused, but logged as the request line) never reaches the log.
+      serializers: { req: redactRequest },
       genReqId: (req, res) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();

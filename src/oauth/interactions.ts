@@ -89,6 +89,12 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
     const alreadyGranted = new Set(
       Object.values(grant?.resources ?? {}).flatMap((s) => (typeof s === 'string' ? s.split(' ') : [])),
     );
+    // A public client approved before asks again for nothing new (see the policy in provider.ts): show
+    // what this authorization will carry, and say why the question comes back.
+    const reconfirm = requested.size === 0;
+    if (reconfirm) {
+      for (const scope of String(interaction.params.scope ?? '').split(' ')) if (scope) requested.add(scope);
+    }
     const account = await ctx.orm.em
       .fork()
       .findOne(Account, { user: { id: String(interaction.session?.accountId) }, kind: 'user' });
@@ -101,7 +107,8 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
         ...describeRedirect(String(interaction.params.redirect_uri)),
         userHandle: account?.handle ?? 'unknown',
         requested: [...requested],
-        alreadyGranted: [...alreadyGranted].filter((s) => !requested.has(s)),
+        alreadyGranted: reconfirm ? [] : [...alreadyGranted].filter((s) => !requested.has(s)),
+        reconfirm,
       }),
     );
   }

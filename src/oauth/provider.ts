@@ -187,12 +187,26 @@ function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
 }
 
 /**
- * The default policy, minus "native clients always see the consent page": consent is remembered per user
- * and client (docs/oauth.md explains the trade-off), and only newly requested scopes are asked for.
+ * The default policy, with consent remembered per user and client (only newly requested scopes are asked
+ * for), except for public clients: without a secret nothing proves that the app asking now is the one the
+ * person approved (any local program can listen on a loopback port or claim a custom scheme), so every
+ * authorization of a public client shows the consent page again (RFC 8252 §8.6). docs/oauth.md explains.
  */
 function interactionPolicyWithRememberedConsent() {
+  const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   consent?.checks.remove('native_client_prompt');
+  consent?.checks.add(
+    new Check(
+      'public_client_prompt',
+      'public clients cannot prove their identity; the person approves every authorization',
+      'interaction_required',
+      (koa) =>
+        koa.oidc.client?.tokenEndpointAuthMethod === 'none' && !koa.oidc.result?.consent
+          ? Check.REQUEST_PROMPT
+          : Check.NO_NEED_TO_PROMPT,
+    ),
+  );
   return policy;
 }

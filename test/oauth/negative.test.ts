@@ -152,6 +152,27 @@ describe('authorization requests', () => {
     expect(callback.searchParams.get('code')).toBeNull();
   });
 
+  it('refuses a repeated scope parameter (invalid_request) instead of merging or picking one', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const url = new URL(`${service.url}/oauth/authorize`);
+    url.search = new URLSearchParams([
+      ['response_type', 'code'],
+      ['client_id', client.client_id],
+      ['redirect_uri', redirectUri],
+      ['code_challenge', await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier())],
+      ['code_challenge_method', 'S256'],
+      ['state', 'st'],
+      ['scope', 'project:read'],
+      ['scope', 'project:write'],
+    ]).toString();
+    const response = await new CookieJar().fetch(url.toString());
+    const back = new URL(response.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe(redirectUri);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('error_description')).toContain('scope');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
   it('grants the default read scopes when no scope is sent, and ignores unknown ones', async () => {
     const none = await tokensFor({}, { scope: '' });
     expect(none.body.scope!.split(' ').every((s) => s.endsWith(':read'))).toBe(true);
