@@ -120,10 +120,15 @@ class PgAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    // One statement: the grant and every code and token issued under it disappear together.
+    // One statement: the grant and every code and token issued under it disappear together, and the
+    // account tokens the app created are marked revoked (the account-token verifier also refuses any whose
+    // grant is gone, so this only makes their status say so).
     await this.#db.execute(
-      `delete from oidc_models where grant_id = ? or (model = 'Grant' and id = ?)`,
-      [grantId, grantId],
+      `with account_tokens_revoked as (
+         update account_tokens set revoked_at = now() where oauth_grant_id = ? and revoked_at is null
+       )
+       delete from oidc_models where grant_id = ? or (model = 'Grant' and id = ?)`,
+      [grantId, grantId, grantId],
       'run',
     );
   }

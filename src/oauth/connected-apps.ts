@@ -74,15 +74,19 @@ export async function listConnectedApps(orm: Orm, userId: string): Promise<Conne
 }
 
 /**
- * Disconnects a client from a user: every grant of that pair, and every code, access and refresh token
- * issued under them, in one statement (so no token survives half a revocation). Returns false when the
- * user had not connected that client.
+ * Disconnects a client from a user: every grant of that pair, every code, access and refresh token issued
+ * under them, and every account token the app created (marked revoked, so its list says so), in one
+ * statement (so no token survives half a revocation). Returns false when the user had not connected that
+ * client.
  */
 export async function revokeConnectedApp(orm: Orm, userId: string, clientId: string): Promise<boolean> {
   const deleted = await orm.em.getConnection().execute<{ model: string }[]>(
     `with grants as (
        select id from oidc_models
        where model = 'Grant' and payload->>'accountId' = ? and payload->>'clientId' = ?
+     ), account_tokens_revoked as (
+       update account_tokens set revoked_at = now()
+       where oauth_grant_id in (select id from grants) and revoked_at is null
      )
      delete from oidc_models
      where (model = 'Grant' and id in (select id from grants)) or grant_id in (select id from grants)
