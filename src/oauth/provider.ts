@@ -13,6 +13,7 @@ import { User } from '../db/entities/index.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { findRememberedGrantId } from './connected-apps.ts';
 import { errorPage } from './pages.ts';
+import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
 
 export const OAUTH_ROUTES = {
@@ -55,6 +56,7 @@ export function createProvider(ctx: ServiceContext): Provider {
   const { config, orm } = ctx;
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
+  const refreshGrace = createRefreshGrace(orm, ctx.cipher);
   const configuration: Configuration = {
     adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
     clients: [
@@ -131,7 +133,11 @@ export function createProvider(ctx: ServiceContext): Provider {
     // Refresh tokens do not need `offline_access` and outlive the browser session.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
-    rotateRefreshToken: rotateRefreshTokenUnlessMismatched,
+    // Always rotate, except that parallel refreshes within the grace period share one successor.
+    rotateRefreshToken: async (koa) => {
+      refuseUngrantedResource(koa);
+      return refreshGrace.claim(koa);
+    },
     ttl: {
       AccessToken: TTL.AccessToken,
       AuthorizationCode: TTL.AuthorizationCode,
@@ -164,16 +170,17 @@ export function createProvider(ctx: ServiceContext): Provider {
   };
 
   const provider = new Provider(config.baseUrl, configuration);
+  provider.use(refreshGrace.middleware);
   // Behind a load balancer, X-Forwarded-Proto decides whether cookies are Secure and URLs https.
   provider.proxy = Boolean(config.trustProxy);
   return provider;
 }
 
 /**
- * Always rotate, but first refuse a `resource` the refresh token was not granted for: oidc-provider
+ * Refuses a `resource` the refresh token was not granted for before anything is consumed: oidc-provider
  * checks the resource only after consuming the old token, which would burn it for a client mistake.
  */
-function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
+function refuseUngrantedResource(koa: KoaContextWithOIDC): void {
   const requested = koa.oidc.params?.resource as string | string[] | undefined;
   const refreshToken = koa.oidc.entities.RefreshToken;
   if (requested !== undefined && refreshToken) {
@@ -183,7 +190,6 @@ function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
         throw new errors.InvalidTarget('resource was not granted to this refresh token');
     }
   }
-  return true;
 }
 
 /**
