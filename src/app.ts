@@ -6,11 +6,13 @@ import { createApi } from './api/index.ts';
 import type { Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
+import { CSP_DIRECTIVES } from './lib/csp.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import { type Logger, redactRequest } from './lib/logger.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
+import { assetRoutes } from './web/assets.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
 
 /** What every part of the service is built from; created once per process. */
@@ -52,7 +54,8 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
     }),
   );
   app.use(requestContext);
-  app.use(helmet({ contentSecurityPolicy: false }));
+  app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES } }));
+  app.use(assetRoutes());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -7,6 +7,7 @@ import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
 import { createUserWithAccount } from '../domain/users.ts';
+import { allowFormActionTo } from '../lib/csp.ts';
 import type { Csrf } from './csrf.ts';
 import { consentPage, errorPage, loginPage } from './pages.ts';
 import { INTERACTION_PATH, WEB_CLIENT } from './provider.ts';
@@ -62,6 +63,7 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
       ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
       : [];
     const base = `${INTERACTION_PATH}/${interaction.uid}`;
+    allowFormActionTo(res, String(interaction.params.redirect_uri));
     res
       .status(error ? 400 : 200)
       .type('html')
@@ -98,6 +100,7 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
     const account = await ctx.orm.em
       .fork()
       .findOne(Account, { user: { id: String(interaction.session?.accountId) }, kind: 'user' });
+    allowFormActionTo(res, String(interaction.params.redirect_uri));
     res.type('html').send(
       consentPage({
         action: `${INTERACTION_PATH}/${interaction.uid}/consent`,

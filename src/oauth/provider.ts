@@ -10,6 +10,7 @@ import Provider, {
 import type { ServiceContext } from '../app.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import { User } from '../db/entities/index.ts';
+import { allowFormActionTo } from '../lib/csp.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { findRememberedGrantId } from './connected-apps.ts';
 import { errorPage } from './pages.ts';
@@ -171,6 +172,13 @@ export function createProvider(ctx: ServiceContext): Provider {
 
   const provider = new Provider(config.baseUrl, configuration);
   provider.use(refreshGrace.middleware);
+  // oidc-provider's own form_post answer is a form aimed at the client's (validated) redirect URI.
+  provider.use(async (koa, next) => {
+    await next();
+    const redirectUri = koa.oidc?.params?.redirect_uri;
+    if (koa.oidc?.redirectUriCheckPerformed && typeof redirectUri === 'string' && koa.type === 'text/html')
+      allowFormActionTo(koa.res, redirectUri);
+  });
   // Behind a load balancer, X-Forwarded-Proto decides whether cookies are Secure and URLs https.
   provider.proxy = Boolean(config.trustProxy);
   return provider;
