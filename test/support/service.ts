@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreateDevSecrets } from '../../src/config/dev-secrets.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { createLogger, type Logger } from '../../src/lib/logger.ts';
+import type { Logger } from '../../src/lib/logger.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { scannedLogger } from './log-scan.ts';
 import { freePort } from './ports.ts';
 
 export interface TestService extends RunningServer {
@@ -45,7 +46,9 @@ export async function startTestService(
     ...sharedSecretsEnv,
     ...env,
   });
-  const server = await startServer(config, options.logger ?? createLogger(config)).catch(async (error) => {
+  // Unless the suite watches the log itself, it goes to a file that is scanned for credentials at close.
+  const scanned = options.logger ? undefined : scannedLogger();
+  const server = await startServer(config, options.logger ?? scanned!.logger).catch(async (error) => {
     if (!options.database) await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
@@ -56,8 +59,12 @@ export async function startTestService(
     database,
     async close() {
       await server.stop();
+      const findings = (await scanned?.scan(database.url, config.fieldEncryptionKey)) ?? [];
       if (!options.database) await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (findings.length > 0) {
+        throw new Error(`credentials written to the service log ${scanned!.file}:\n${findings.join('\n')}`);
+      }
     },
   };
 }
