@@ -197,6 +197,11 @@ export function appsPage(view: AppsView): string {
   <h2 id="app-${app.clientId}">${app.clientName ?? app.clientId}</h2>
   <p class="muted">Connected ${day(app.firstUsedAt)} · last used ${day(app.lastUsedAt)}</p>
   ${scopeList(app.scopes)}
+  ${
+    app.accountTokens > 0
+      ? html`<p>It created ${app.accountTokens === 1 ? 'an account token' : `${app.accountTokens} account tokens`}; disconnecting revokes ${app.accountTokens === 1 ? 'it' : 'them'} too.</p>`
+      : html``
+  }
   <form method="post" action="/settings/apps/${encodeURIComponent(app.clientId)}/revoke">
     <input type="hidden" name="csrf" value="${view.csrf}">
     <div class="actions"><button type="submit" class="danger">Disconnect ${app.clientName ?? app.clientId}</button></div>

@@ -80,6 +80,11 @@ describe('account tokens created by an OAuth app', () => {
     const other = await connectApp(handle, jar, false);
     const unrelated = await mint(other.access_token, handle, 'made by another app');
 
+    // The connected-apps page says what disconnecting will take with it.
+    const appsPage = await (await jar.fetch(`${service.url}/settings/apps`)).text();
+    expect(appsPage).toContain('It created 2 account tokens; disconnecting revokes them too.');
+    expect(appsPage).toContain('It created an account token; disconnecting revokes it too.');
+
     const disconnected = await sdk.disconnectApp({
       client: sdkClient(service, app.access_token),
       path: { clientId: app.clientId },
