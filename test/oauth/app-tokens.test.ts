@@ -73,6 +73,16 @@ describe('account tokens created by an OAuth app', () => {
       [app.clientId],
     )) as { expires_at: Date }[];
     expect(Date.parse(child.expiresAt!)).toBeLessThanOrEqual(grant!.expires_at.getTime());
+    // The grant lives a year: a 366-day token would outlive it.
+    const tooLong = await sdk.createToken({
+      client: sdkClient(service, app.access_token),
+      path: { account: handle },
+      body: { name: 'outlives the grant', scopes: ['project:read'], expiresInDays: 366 },
+    });
+    expect(tooLong.response.status).toBe(400);
+    expect((tooLong.error as { errors: { pointer: string }[] }).errors[0]!.pointer).toBe(
+      '/body/expiresInDays',
+    );
     expect(await projectsStatus(child.token, handle)).toBe(200);
     expect(await projectsStatus(grandchild.token, handle)).toBe(200);
 
