@@ -24,6 +24,8 @@ export interface ScannedLog {
   file: string;
   /** Findings (described without the secret itself); the file is removed when there are none. */
   scan(databaseUrl: string, fieldEncryptionKey: Buffer): Promise<string[]>;
+  /** For a service that never started (it served nothing): closes and removes the file. */
+  discard(): void;
 }
 
 let sequence = 0;
@@ -33,10 +35,14 @@ export function scannedLogger(): ScannedLog {
   const file = join(LOG_DIR, `service-${process.pid}-${Date.now()}-${sequence++}.log`);
   // Synchronous writes: the file is complete the moment the service has stopped.
   const destination = pino.destination({ dest: file, sync: true });
+  let done = false;
   return {
     logger: createLogger({ logLevel: 'debug' }, destination),
     file,
     async scan(databaseUrl, fieldEncryptionKey) {
+      // A service stopped, then closed, is scanned once.
+      if (done) return [];
+      done = true;
       const text = readFileSync(file, 'utf8');
       destination.end();
       const findings = [
@@ -45,6 +51,12 @@ export function scannedLogger(): ScannedLog {
       ];
       if (findings.length === 0 && !KEEP) rmSync(file, { force: true });
       return findings;
+    },
+    discard() {
+      if (done) return;
+      done = true;
+      destination.end();
+      if (!KEEP) rmSync(file, { force: true });
     },
   };
 }

@@ -49,21 +49,33 @@ export async function startTestService(
   // Unless the suite watches the log itself, it goes to a file that is scanned for credentials at close.
   const scanned = options.logger ? undefined : scannedLogger();
   const server = await startServer(config, options.logger ?? scanned!.logger).catch(async (error) => {
+    scanned?.discard();
     if (!options.database) await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   });
+  const scanLog = async () => {
+    const findings = (await scanned?.scan(database.url, config.fieldEncryptionKey)) ?? [];
+    if (findings.length > 0) {
+      throw new Error(`credentials written to the service log ${scanned!.file}:\n${findings.join('\n')}`);
+    }
+  };
   return {
     ...server,
     config,
     database,
+    /** Stops the service only (the database stays, for another instance), and scans its log. */
+    async stop() {
+      await server.stop();
+      await scanLog();
+    },
     async close() {
       await server.stop();
-      const findings = (await scanned?.scan(database.url, config.fieldEncryptionKey)) ?? [];
-      if (!options.database) await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-      if (findings.length > 0) {
-        throw new Error(`credentials written to the service log ${scanned!.file}:\n${findings.join('\n')}`);
+      try {
+        await scanLog();
+      } finally {
+        if (!options.database) await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
       }
     },
   };
