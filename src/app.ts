@@ -6,11 +6,13 @@ import { createApi } from './api/index.ts';
 import type { Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
+import { CSP_DIRECTIVES } from './lib/csp.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
-import type { Logger } from './lib/logger.ts';
+import { type Logger, redactRequest } from './lib/logger.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
+import { assetRoutes } from './web/assets.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
 
 /** What every part of the service is built from; created once per process. */
@@ -40,6 +42,8 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use(
     pinoHttp({
       logger: ctx.logger,
+      // A credential sent in a query string (refused, but logged as the request line) never reaches the log.
+      serializers: { req: redactRequest },
       genReqId: (req, res) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
@@ -50,7 +54,8 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
     }),
   );
   app.use(requestContext);
-  app.use(helmet({ contentSecurityPolicy: false }));
+  app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES } }));
+  app.use(assetRoutes());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

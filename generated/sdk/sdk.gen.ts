@@ -260,7 +260,9 @@ export const listTokens = <ThrowOnError extends boolean = false>(options: Option
  * an organization account acts on that organization only. A token never carries more than you hold:
  * every requested scope must be in the token you call with and allowed by your role (for a personal
  * token, your role anywhere); otherwise the answer is 403 listing the scopes beyond that ceiling.
- * Tokens expire after `expiresInDays` days (1 to 366, default 90).
+ * Tokens expire after `expiresInDays` days (1 to 366, default 90), and never after the token you call
+ * with: asking for more is 400 on /body/expiresInDays, and the default is cut to its expiry. A token
+ * created with an OAuth app's access token is revoked when that app is disconnected.
  *
  */
 export const createToken = <ThrowOnError extends boolean = false>(options: Options<CreateTokenData, ThrowOnError>) => (options.client ?? client).post<CreateTokenResponses, CreateTokenErrors, ThrowOnError>({

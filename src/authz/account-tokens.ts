@@ -66,7 +66,8 @@ export function looksLikeAccountToken(token: string): boolean {
 
 /**
  * Verifies an account token: found by its hash (the hash is the unique key, so the lookup is an index
- * probe and no secret is compared in SQL), compared again in constant time, not revoked, not expired.
+ * probe and no secret is compared in SQL), compared again in constant time, not revoked, not expired,
+ * and, when an OAuth app created it, that app's grant still there (not disconnected, replayed or expired).
  */
 export async function verifyAccountToken(
   em: EntityManager,
@@ -78,13 +79,18 @@ export async function verifyAccountToken(
   // Every authenticated request passes here: one indexed read, no entity hydration.
   const [row] = await em.getConnection().execute<TokenRow[]>(
     `select t.id, t.token_hash, t.scopes, t.created_by_id, t.expires_at, t.revoked_at, t.last_used_at,
+            t.oauth_grant_id, g.id is not null as grant_found, g.expires_at as grant_expires_at,
             a.id as account_id, a.kind as account_kind
        from account_tokens t join accounts a on a.id = t.account_id
+       left join oidc_models g on g.model = 'Grant' and g.id = t.oauth_grant_id
       where t.token_hash = ?`,
     [hash],
   );
   if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
   if (row.revoked_at || (row.expires_at && new Date(row.expires_at) <= now)) return null;
+  if (row.oauth_grant_id && !row.grant_found) return null;
+  const expiresAt = earliest(row.expires_at, row.oauth_grant_id ? row.grant_expires_at : null);
+  if (expiresAt && expiresAt <= now) return null;
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
     await em.nativeUpdate(AccountToken, { id: row.id }, { lastUsedAt: now });
   }
@@ -93,8 +99,15 @@ export async function verifyAccountToken(
     userId: row.created_by_id,
     scopes,
     restrictedToAccountId: row.account_kind === 'organization' ? row.account_id : undefined,
+    expiresAt,
+    oauthGrantId: row.oauth_grant_id ?? undefined,
     credential: { kind: 'account_token', tokenId: row.id, accountId: row.account_id },
   };
+}
+
+function earliest(...dates: (Date | string | null)[]): Date | undefined {
+  const times = dates.filter((d) => d !== null).map((d) => new Date(d).getTime());
+  return times.length > 0 ? new Date(Math.min(...times)) : undefined;
 }
 
 interface TokenRow {
@@ -105,6 +118,9 @@ interface TokenRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  oauth_grant_id: string | null;
+  grant_found: boolean;
+  grant_expires_at: Date | null;
   account_id: string;
   account_kind: 'user' | 'organization';
 }

@@ -16,6 +16,16 @@ export interface Caller {
    * Personal-account tokens and OAuth tokens act wherever the user may act.
    */
   restrictedToAccountId?: string;
+  /**
+   * When the credential stops working at the latest (an account token's expiry, an OAuth grant's); a token
+   * it creates may not outlive it. Unset for a person in a browser session.
+   */
+  expiresAt?: Date;
+  /**
+   * The OAuth grant (an app's consent) the credential depends on: an OAuth token's own, or that of the app
+   * that created an account token. A token it creates depends on it too, and dies with it.
+   */
+  oauthGrantId?: string;
   credential: Credential;
 }
 

@@ -5,12 +5,13 @@ import type { Role } from './policy.ts';
 
 /**
  * The caller's roles on one account, from the database, at request time (one indexed query at most).
- * A credential restricted to another account holds no role here but what the public holds.
+ * A credential restricted to another account holds no role here at all, not even the public's: an
+ * organization token is confined to its organization, so other accounts, public or not, do not exist for it.
  */
 export async function resolveRoles(em: EntityManager, caller: Caller, account: IAccount): Promise<Set<Role>> {
   const roles = new Set<Role>();
-  if (account.visibility === 'public') roles.add('public_account');
   if (caller.restrictedToAccountId && caller.restrictedToAccountId !== account.id) return roles;
+  if (account.visibility === 'public') roles.add('public_account');
   if (account.kind === 'user') {
     if (account.user?.id === caller.userId) roles.add('self');
     return roles;

@@ -23,6 +23,25 @@ export function tokenExpiry(days: number, now = Date.now()): Date {
   return new Date(now + days * DAY_MS);
 }
 
+/**
+ * The expiry of a token a credential creates: `days` when asked for, else the default lifetime; never after
+ * the creating credential's own expiry (`parentExpiresAt`), so a token cannot outlive the one that made it.
+ * An explicit lifetime beyond the parent is refused (the caller asked for something we will not do); the
+ * default is shortened to the parent's expiry. Returns the longest lifetime allowed, in whole days, when refused.
+ */
+export function childTokenExpiry(
+  days: number | undefined,
+  parentExpiresAt: Date | undefined,
+  now = Date.now(),
+): { expiresAt: Date } | { refused: { maxDays: number; parentExpiresAt: Date } } {
+  const wanted = tokenExpiry(days ?? TOKEN_LIMITS.defaultLifetimeDays, now);
+  if (!parentExpiresAt || wanted <= parentExpiresAt) return { expiresAt: wanted };
+  if (days === undefined) return { expiresAt: parentExpiresAt };
+  return {
+    refused: { maxDays: Math.floor((parentExpiresAt.getTime() - now) / DAY_MS), parentExpiresAt },
+  };
+}
+
 /** Stores a new account token and returns it with its secret, which exists only in this return value. */
 export function issueAccountToken(
   em: EntityManager,
@@ -33,6 +52,8 @@ export function issueAccountToken(
     description?: string;
     scopes: Scope[];
     expiresAt?: Date | null;
+    /** The OAuth grant of the app that created it, if one did: the token dies with that grant. */
+    oauthGrantId?: string;
   },
 ): { row: IAccountToken; secret: string } {
   const { token, hash, visiblePrefix } = generateAccountToken();
@@ -45,6 +66,7 @@ export function issueAccountToken(
     tokenPrefix: visiblePrefix,
     tokenHash: hash,
     expiresAt: input.expiresAt ?? null,
+    oauthGrantId: input.oauthGrantId ?? null,
   });
   return { row, secret: token };
 }

@@ -18,11 +18,81 @@ const REDACT = [
   '*.code_verifier',
 ];
 
+/**
+ * Query parameters whose value is a credential somewhere in OAuth or in our forms. A client that puts one in
+ * a URL is refused (tokens belong in headers or bodies), but the request line is still logged, so the value
+ * is replaced there. `state` is kept: it is a per-request correlation value bound to the client's own
+ * storage, useless without it, and what one needs to trace a failed sign-in.
+ */
+const SECRET_PARAMETERS = new Set([
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'id_token_hint',
+  'code',
+  'code_verifier',
+  'client_secret',
+  'client_assertion',
+  'assertion',
+  'token',
+  'subject_token',
+  'actor_token',
+  'device_code',
+  'user_code',
+  'password',
+  'csrf',
+]);
+const CENSOR = '[redacted]';
+
+const isSecretParameter = (name: string) => SECRET_PARAMETERS.has(name.toLowerCase());
+
+/** The URL with the value of every credential-carrying query parameter replaced, the rest untouched. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const redacted = query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        // A malformed name is logged as sent; it cannot be one of ours.
+      }
+      return eq >= 0 && isSecretParameter(name) ? `${rawName}=${CENSOR}` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, q + 1)}${redacted}${hash < 0 ? '' : url.slice(hash)}`;
+}
+
+/** A parsed query (express's req.query) with the same parameters redacted, at any depth of nesting. */
+export function redactQuery(query: unknown): unknown {
+  if (!query || typeof query !== 'object') return query;
+  if (Array.isArray(query)) return query.map(redactQuery);
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]) => [
+      name,
+      isSecretParameter(name) ? CENSOR : redactQuery(value),
+    ]),
+  );
+}
+
+/** pino-http request serializer (after the standard one): the URL and query without credentials. */
+export function redactRequest<T extends { url?: unknown; query?: unknown }>(req: T): T {
+  if (typeof req.url === 'string') req.url = redactUrl(req.url);
+  if (req.query) req.query = redactQuery(req.query);
+  return req;
+}
+
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
   return pino(
     {
       level: config.logLevel,
-      redact: { paths: REDACT, censor: '[redacted]' },
+      redact: { paths: REDACT, censor: CENSOR },
       mixin: () => {
         const requestId = currentRequestId();
         return requestId ? { requestId } : {};

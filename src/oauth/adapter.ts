@@ -28,6 +28,14 @@ const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
  */
 const SECRET_ID_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode']);
 
+/** The key a row is stored under: the id itself, or its SHA-256 for models whose id is a bearer secret. */
+export function storageKey(model: string, id: string): string {
+  return SECRET_ID_MODELS.has(model) ? createHash('sha256').update(id).digest('base64url') : id;
+}
+
+/** Fields we keep on a row for ourselves, never handed to oidc-provider (see refresh-grace.ts). */
+const PRIVATE_FIELDS = ['successor_encrypted'] as const;
+
 export function createAdapterFactory(options: AdapterOptions): (model: string) => Adapter {
   return (model) => new PgAdapter(model, options);
 }
@@ -49,9 +57,8 @@ class PgAdapter implements Adapter {
     return SECRET_ID_MODELS.has(this.#model);
   }
 
-  /** The key a row is stored under: the id itself, or its SHA-256 for secret-id models. */
   #key(id: string): string {
-    return this.#secretIds ? createHash('sha256').update(id).digest('base64url') : id;
+    return storageKey(this.#model, id);
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
@@ -120,10 +127,15 @@ class PgAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    // One statement: the grant and every code and token issued under it disappear together.
+    // One statement: the grant and every code and token issued under it disappear together, and the
+    // account tokens the app created are marked revoked (the account-token verifier also refuses any whose
+    // grant is gone, so this only makes their status say so).
     await this.#db.execute(
-      `delete from oidc_models where grant_id = ? or (model = 'Grant' and id = ?)`,
-      [grantId, grantId],
+      `with account_tokens_revoked as (
+         update account_tokens set revoked_at = now() where oauth_grant_id = ? and revoked_at is null
+       )
+       delete from oidc_models where grant_id = ? or (model = 'Grant' and id = ?)`,
+      [grantId, grantId, grantId],
       'run',
     );
   }
@@ -158,6 +170,7 @@ class PgAdapter implements Adapter {
   }
 
   #open(stored: Row['payload']): AdapterPayload {
+    for (const field of PRIVATE_FIELDS) delete (stored as Record<string, unknown>)[field];
     if (this.#model !== 'Client' || typeof stored.client_secret_encrypted !== 'string') return stored;
     const { client_secret_encrypted, ...client } = stored;
     const secret = this.#options.cipher.decrypt(

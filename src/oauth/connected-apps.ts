@@ -11,6 +11,8 @@ export interface ConnectedApp {
   firstUsedAt: Date;
   /** When the client last obtained a token (code exchange or refresh), or the approval time. */
   lastUsedAt: Date;
+  /** Live account tokens the app created; disconnecting it revokes them too. */
+  accountTokens: number;
 }
 
 interface GrantRow {
@@ -20,6 +22,7 @@ interface GrantRow {
   resources: Record<string, string> | null;
   created_at: Date;
   last_token_at: Date | null;
+  account_tokens: number;
 }
 
 /** The user's current grant for a client, if any: consent is remembered per user and client. */
@@ -42,7 +45,9 @@ export async function listConnectedApps(orm: Orm, userId: string): Promise<Conne
   const rows = await orm.em.getConnection().execute<GrantRow[]>(
     `select g.id as grant_id, g.payload->>'clientId' as client_id, c.payload->>'client_name' as client_name,
             g.payload->'resources' as resources, g.created_at,
-            (select max(t.created_at) from oidc_models t where t.grant_id = g.id) as last_token_at
+            (select max(t.created_at) from oidc_models t where t.grant_id = g.id) as last_token_at,
+            (select count(*)::int from account_tokens a where a.oauth_grant_id = g.id and a.revoked_at is null
+                and (a.expires_at is null or a.expires_at > now())) as account_tokens
      from oidc_models g
      left join oidc_models c on c.model = 'Client' and c.id = g.payload->>'clientId'
      where g.model = 'Grant' and g.payload->>'accountId' = ?
@@ -60,7 +65,9 @@ export async function listConnectedApps(orm: Orm, userId: string): Promise<Conne
       scopeSet: new Set<string>(),
       firstUsedAt: first,
       lastUsedAt: last,
+      accountTokens: 0,
     };
+    app.accountTokens += row.account_tokens;
     for (const scope of Object.values(row.resources ?? {}).flatMap((s) => s.split(' '))) {
       if (scope) app.scopeSet.add(scope);
     }
@@ -74,15 +81,19 @@ export async function listConnectedApps(orm: Orm, userId: string): Promise<Conne
 }
 
 /**
- * Disconnects a client from a user: every grant of that pair, and every code, access and refresh token
- * issued under them, in one statement (so no token survives half a revocation). Returns false when the
- * user had not connected that client.
+ * Disconnects a client from a user: every grant of that pair, every code, access and refresh token issued
+ * under them, and every account token the app created (marked revoked, so its list says so), in one
+ * statement (so no token survives half a revocation). Returns false when the user had not connected that
+ * client.
  */
 export async function revokeConnectedApp(orm: Orm, userId: string, clientId: string): Promise<boolean> {
   const deleted = await orm.em.getConnection().execute<{ model: string }[]>(
     `with grants as (
        select id from oidc_models
        where model = 'Grant' and payload->>'accountId' = ? and payload->>'clientId' = ?
+     ), account_tokens_revoked as (
+       update account_tokens set revoked_at = now()
+       where oauth_grant_id in (select id from grants) and revoked_at is null
      )
      delete from oidc_models
      where (model = 'Grant' and id in (select id from grants)) or grant_id in (select id from grants)

@@ -7,6 +7,7 @@ import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
 import { createUserWithAccount } from '../domain/users.ts';
+import { allowFormActionTo } from '../lib/csp.ts';
 import type { Csrf } from './csrf.ts';
 import { consentPage, errorPage, loginPage } from './pages.ts';
 import { INTERACTION_PATH, WEB_CLIENT } from './provider.ts';
@@ -62,6 +63,7 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
       ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
       : [];
     const base = `${INTERACTION_PATH}/${interaction.uid}`;
+    allowFormActionTo(res, String(interaction.params.redirect_uri));
     res
       .status(error ? 400 : 200)
       .type('html')
@@ -89,9 +91,16 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
     const alreadyGranted = new Set(
       Object.values(grant?.resources ?? {}).flatMap((s) => (typeof s === 'string' ? s.split(' ') : [])),
     );
+    // A public client approved before asks again for nothing new (see the policy in provider.ts): show
+    // what this authorization will carry, and say why the question comes back.
+    const reconfirm = requested.size === 0;
+    if (reconfirm) {
+      for (const scope of String(interaction.params.scope ?? '').split(' ')) if (scope) requested.add(scope);
+    }
     const account = await ctx.orm.em
       .fork()
       .findOne(Account, { user: { id: String(interaction.session?.accountId) }, kind: 'user' });
+    allowFormActionTo(res, String(interaction.params.redirect_uri));
     res.type('html').send(
       consentPage({
         action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
@@ -101,7 +110,8 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
         ...describeRedirect(String(interaction.params.redirect_uri)),
         userHandle: account?.handle ?? 'unknown',
         requested: [...requested],
-        alreadyGranted: [...alreadyGranted].filter((s) => !requested.has(s)),
+        alreadyGranted: reconfirm ? [] : [...alreadyGranted].filter((s) => !requested.has(s)),
+        reconfirm,
       }),
     );
   }

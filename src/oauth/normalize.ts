@@ -9,6 +9,12 @@ import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
  */
 export const normalizeAuthorizationRequest: RequestHandler = (req, _res, next) => {
   const url = new URL(req.originalUrl, 'http://placeholder');
+  // A repeated `scope` is left as sent, so oidc-provider refuses it (invalid_request) like every other
+  // repeated parameter; rewriting it here would silently pick or merge one.
+  if (url.searchParams.getAll('scope').length > 1) {
+    next();
+    return;
+  }
   const requested = (url.searchParams.get('scope') ?? '').split(' ').filter(isScope);
   const scope = requested.length > 0 ? [...new Set(requested)] : DEFAULT_OAUTH_SCOPES;
   url.searchParams.set('scope', scope.join(' '));

@@ -106,6 +106,8 @@ export interface ConsentView {
   userHandle: string;
   requested: string[];
   alreadyGranted: string[];
+  /** The person approved this app before, but the app cannot prove it is the same one (a public client). */
+  reconfirm?: boolean;
 }
 
 export function consentPage(view: ConsentView): string {
@@ -117,6 +119,11 @@ export function consentPage(view: ConsentView): string {
   <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>${view.redirectNote ? html` (${view.redirectNote})` : html``}.</p>
   <p class="muted">Client ID: <code>${view.clientId}</code></p>
 </div>
+${
+  view.reconfirm
+    ? html`<p class="muted">You allowed this app before. It has no secret to prove it is the same app, so we ask each time it connects.</p>`
+    : html``
+}
 <h2>${view.alreadyGranted.length > 0 ? 'It asks for more access:' : 'It will be able to:'}</h2>
 ${scopeList(view.requested)}
 ${
@@ -190,6 +197,11 @@ export function appsPage(view: AppsView): string {
   <h2 id="app-${app.clientId}">${app.clientName ?? app.clientId}</h2>
   <p class="muted">Connected ${day(app.firstUsedAt)} · last used ${day(app.lastUsedAt)}</p>
   ${scopeList(app.scopes)}
+  ${
+    app.accountTokens > 0
+      ? html`<p>It created ${app.accountTokens === 1 ? 'an account token' : `${app.accountTokens} account tokens`}; disconnecting revokes ${app.accountTokens === 1 ? 'it' : 'them'} too.</p>`
+      : html``
+  }
   <form method="post" action="/settings/apps/${encodeURIComponent(app.clientId)}/revoke">
     <input type="hidden" name="csrf" value="${view.csrf}">
     <div class="actions"><button type="submit" class="danger">Disconnect ${app.clientName ?? app.clientId}</button></div>

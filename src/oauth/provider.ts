@@ -10,9 +10,11 @@ import Provider, {
 import type { ServiceContext } from '../app.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import { User } from '../db/entities/index.ts';
+import { allowFormActionTo } from '../lib/csp.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { findRememberedGrantId } from './connected-apps.ts';
 import { errorPage } from './pages.ts';
+import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
 
 export const OAUTH_ROUTES = {
@@ -55,6 +57,7 @@ export function createProvider(ctx: ServiceContext): Provider {
   const { config, orm } = ctx;
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
+  const refreshGrace = createRefreshGrace(orm, ctx.cipher);
   const configuration: Configuration = {
     adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
     clients: [
@@ -131,7 +134,11 @@ export function createProvider(ctx: ServiceContext): Provider {
     // Refresh tokens do not need `offline_access` and outlive the browser session.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
-    rotateRefreshToken: rotateRefreshTokenUnlessMismatched,
+    // Always rotate, except that parallel refreshes within the grace period share one successor.
+    rotateRefreshToken: async (koa) => {
+      refuseUngrantedResource(koa);
+      return refreshGrace.claim(koa);
+    },
     ttl: {
       AccessToken: TTL.AccessToken,
       AuthorizationCode: TTL.AuthorizationCode,
@@ -164,16 +171,24 @@ export function createProvider(ctx: ServiceContext): Provider {
   };
 
   const provider = new Provider(config.baseUrl, configuration);
+  provider.use(refreshGrace.middleware);
+  // oidc-provider's own form_post answer is a form aimed at the client's (validated) redirect URI.
+  provider.use(async (koa, next) => {
+    await next();
+    const redirectUri = koa.oidc?.params?.redirect_uri;
+    if (koa.oidc?.redirectUriCheckPerformed && typeof redirectUri === 'string' && koa.type === 'text/html')
+      allowFormActionTo(koa.res, redirectUri);
+  });
   // Behind a load balancer, X-Forwarded-Proto decides whether cookies are Secure and URLs https.
   provider.proxy = Boolean(config.trustProxy);
   return provider;
 }
 
 /**
- * Always rotate, but first refuse a `resource` the refresh token was not granted for: oidc-provider
+ * Refuses a `resource` the refresh token was not granted for before anything is consumed: oidc-provider
  * checks the resource only after consuming the old token, which would burn it for a client mistake.
  */
-function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
+function refuseUngrantedResource(koa: KoaContextWithOIDC): void {
   const requested = koa.oidc.params?.resource as string | string[] | undefined;
   const refreshToken = koa.oidc.entities.RefreshToken;
   if (requested !== undefined && refreshToken) {
@@ -183,16 +198,29 @@ function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
         throw new errors.InvalidTarget('resource was not granted to this refresh token');
     }
   }
-  return true;
 }
 
 /**
- * The default policy, minus "native clients always see the consent page": consent is remembered per user
- * and client (docs/oauth.md explains the trade-off), and only newly requested scopes are asked for.
+ * The default policy, with consent remembered per user and client (only newly requested scopes are asked
+ * for), except for public clients: without a secret nothing proves that the app asking now is the one the
+ * person approved (any local program can listen on a loopback port or claim a custom scheme), so every
+ * authorization of a public client shows the consent page again (RFC 8252 §8.6). docs/oauth.md explains.
  */
 function interactionPolicyWithRememberedConsent() {
+  const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   consent?.checks.remove('native_client_prompt');
+  consent?.checks.add(
+    new Check(
+      'public_client_prompt',
+      'public clients cannot prove their identity; the person approves every authorization',
+      'interaction_required',
+      (koa) =>
+        koa.oidc.client?.tokenEndpointAuthMethod === 'none' && !koa.oidc.result?.consent
+          ? Check.REQUEST_PROMPT
+          : Check.NO_NEED_TO_PROMPT,
+    ),
+  );
   return policy;
 }

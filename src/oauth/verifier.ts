@@ -21,6 +21,9 @@ export function createAccessTokenVerifier(provider: Provider): BearerVerifier {
     const caller: Caller = {
       userId: accessToken.accountId,
       scopes,
+      // What the app creates (account tokens) lives no longer than its consent, and dies with it.
+      expiresAt: grant.exp ? new Date(grant.exp * 1000) : undefined,
+      oauthGrantId: accessToken.grantId,
       credential: {
         kind: 'oauth',
         clientId: accessToken.clientId!,

@@ -196,6 +196,75 @@ describe('account tokens through the generated SDK', () => {
     ).toBe(404);
   });
 
+  it('confines an organization token to its organization: another, public organization does not exist for it', async () => {
+    await withDatabase(async (em) => {
+      createOrganization(em, await em.findOneOrFail(User, bob.userId), {
+        handle: 'globex',
+        displayName: 'Globex',
+        visibility: 'public',
+      });
+    });
+    // Public: any personal token may read it.
+    expect(
+      (await sdk.listProjects({ client: ada.client, path: { account: 'globex' } })).response.status,
+    ).toBe(200);
+    const created = await create(ada, 'acme', ['project:read', 'organization:read'], { name: 'acme-only' });
+    expect(created.response.status).toBe(201);
+    const orgClient = sdkClient(service, created.data!.token);
+    expect((await sdk.listProjects({ client: orgClient, path: { account: 'acme' } })).response.status).toBe(
+      200,
+    );
+    expect((await sdk.listProjects({ client: orgClient, path: { account: 'globex' } })).response.status).toBe(
+      404,
+    );
+    expect((await sdk.getOrganization({ client: orgClient, path: { org: 'globex' } })).response.status).toBe(
+      404,
+    );
+  });
+
+  it('never lets a token create one that outlives it: an explicit longer lifetime is a 400, the default is cut', async () => {
+    const parent = await create(ada, 'ada', ['project:read', 'token:write', 'token:read'], {
+      name: 'one-day-parent',
+      expiresInDays: 1,
+    });
+    expect(parent.response.status).toBe(201);
+    const parentExpiry = Date.parse(parent.data!.expiresAt!);
+    const parentClient = sdkClient(service, parent.data!.token);
+    const before = await tokenNames(ada, 'ada');
+
+    for (const expiresInDays of [366, 2, 1]) {
+      const longer = await sdk.createToken({
+        client: parentClient,
+        path: { account: 'ada' },
+        body: { name: `child-${expiresInDays}`, scopes: ['project:read'], expiresInDays },
+      });
+      expect(longer.response.status, String(expiresInDays)).toBe(400);
+      const problem = longer.error as { detail: string; errors: { pointer: string }[] };
+      expect(problem.errors.map((e) => e.pointer)).toEqual(['/body/expiresInDays']);
+      expect(problem.detail).toContain(parent.data!.expiresAt!);
+    }
+    expect(await tokenNames(ada, 'ada')).toEqual(before);
+
+    // Without expiresInDays the child expires with its parent, not in the default 90 days.
+    const child = await sdk.createToken({
+      client: parentClient,
+      path: { account: 'ada' },
+      body: { name: 'child-default', scopes: ['project:read'] },
+    });
+    expect(child.response.status).toBe(201);
+    expect(Date.parse(child.data!.expiresAt!)).toBeLessThanOrEqual(parentExpiry);
+    expect(Date.parse(child.data!.expiresAt!)).toBeGreaterThan(Date.now() + 86_000_000);
+
+    // A 30-day parent may create a 29-day child.
+    const month = await create(ada, 'ada', ['project:read', 'token:write'], { expiresInDays: 30 });
+    const shorter = await sdk.createToken({
+      client: sdkClient(service, month.data!.token),
+      path: { account: 'ada' },
+      body: { name: 'child-29', scopes: ['project:read'], expiresInDays: 29 },
+    });
+    expect(shorter.response.status).toBe(201);
+  });
+
   it('revokes idempotently, and a revoked token is rejected at once', async () => {
     const created = await create(ada, 'ada', ['project:read'], { name: 'to-revoke' });
     const client = sdkClient(service, created.data!.token);

@@ -7,6 +7,7 @@ import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts'
 import type { TestService } from '../support/service.ts';
 import {
   CookieJar,
+  register,
   registerPublicClient,
   runAuthorization,
   sql,
@@ -16,6 +17,18 @@ import {
 } from './helpers.ts';
 
 let service: TestService;
+
+async function registerConfidentialClient() {
+  const redirectUri = 'http://127.0.0.1:53118/callback';
+  const response = await register(service, {
+    client_name: 'Confidential agent',
+    redirect_uris: [redirectUri],
+    grant_types: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_method: 'client_secret_post',
+  });
+  expect(response.status).toBe(201);
+  return { client: (await response.json()) as oauth.Client, redirectUri };
+}
 beforeAll(async () => {
   service = await startOAuthService();
 });
@@ -30,6 +43,7 @@ async function authorizeWith(
   scope: string,
   handle: string,
   create = false,
+  secret?: string,
 ) {
   const verifier = oauth.generateRandomCodeVerifier();
   const url = new URL(`${service.url}/oauth/authorize`);
@@ -52,6 +66,7 @@ async function authorizeWith(
     code: callback.searchParams.get('code')!,
     code_verifier: verifier,
     redirect_uri: redirectUri,
+    ...(secret ? { client_secret: secret } : {}),
   });
   expect(token.status).toBe(200);
   return {
@@ -61,22 +76,47 @@ async function authorizeWith(
 }
 
 describe('remembered consent', () => {
-  it('skips consent for granted scopes, asks only for new ones, even from a new browser session', async () => {
+  it('skips consent for granted scopes of a confidential client, asks only for new ones, even from a new browser session', async () => {
     const handle = uniqueHandle('cns');
-    const { client, redirectUri } = await registerPublicClient(service);
+    const { client, redirectUri } = await registerConfidentialClient();
+    const secret = String(client.client_secret);
 
     // First time: a sign-in page (creating the user) and a consent page.
     const firstJar = new CookieJar();
-    const first = await authorizeWith(firstJar, client.client_id, redirectUri, 'project:read', handle, true);
+    const first = await authorizeWith(
+      firstJar,
+      client.client_id,
+      redirectUri,
+      'project:read',
+      handle,
+      true,
+      secret,
+    );
     expect(first.pages).toHaveLength(2);
 
     // Same scope again: no page at all.
-    const again = await authorizeWith(firstJar, client.client_id, redirectUri, 'project:read', handle);
+    const again = await authorizeWith(
+      firstJar,
+      client.client_id,
+      redirectUri,
+      'project:read',
+      handle,
+      false,
+      secret,
+    );
     expect(again.pages).toHaveLength(0);
 
     // A new browser (new session): sign-in only; the consent is remembered for this user and client.
     const otherJar = new CookieJar();
-    const fresh = await authorizeWith(otherJar, client.client_id, redirectUri, 'project:read', handle);
+    const fresh = await authorizeWith(
+      otherJar,
+      client.client_id,
+      redirectUri,
+      'project:read',
+      handle,
+      false,
+      secret,
+    );
     expect(fresh.pages).toHaveLength(1);
     expect(fresh.pages[0]).toContain('Sign in');
 
@@ -87,6 +127,8 @@ describe('remembered consent', () => {
       redirectUri,
       'project:read glossary:write',
       handle,
+      false,
+      secret,
     );
     expect(more.pages).toHaveLength(1);
     const asked = more.pages[0]!.split('<details>')[0]!;
@@ -94,6 +136,45 @@ describe('remembered consent', () => {
     expect(asked).toContain('Create or update glossary entries');
     expect(asked).not.toContain('Read projects');
     expect(more.tokens.scope.split(' ').sort()).toEqual(['glossary:write', 'project:read']);
+  });
+});
+
+describe('public clients (no secret)', () => {
+  it('see the consent page on every authorization, whatever the loopback port (RFC 8252 §8.6)', async () => {
+    const handle = uniqueHandle('pub');
+    const { client, redirectUri } = await registerPublicClient(service);
+    const jar = new CookieJar();
+    const first = await authorizeWith(jar, client.client_id, redirectUri, 'project:read', handle, true);
+    expect(first.pages).toHaveLength(2);
+
+    // Approved once, same browser session, same scope, another loopback port: asked again, no silent code.
+    const otherPort = 'http://127.0.0.1:61998/callback';
+    const again = await authorizeWith(jar, client.client_id, otherPort, 'project:read', handle);
+    expect(again.pages).toHaveLength(1);
+    expect(again.pages[0]).toContain('name="decision"');
+    expect(again.pages[0]).toContain('You allowed this app before');
+    expect(again.pages[0]).toContain('Read projects');
+
+    // The registered redirect URI too: nothing proves the app listening there is the approved one.
+    const same = await authorizeWith(jar, client.client_id, redirectUri, 'project:read', handle);
+    expect(same.pages).toHaveLength(1);
+    expect(same.pages[0]).toContain('name="decision"');
+
+    // prompt=none cannot skip the person: the client gets an error and no code.
+    const url = new URL(`${service.url}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: otherPort,
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+      state: 's',
+      scope: 'project:read',
+      prompt: 'none',
+    }).toString();
+    const { callback } = await runAuthorization(service, jar, url.toString(), otherPort, { handle });
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(callback.searchParams.get('error')).toBe('interaction_required');
   });
 });
 

@@ -152,6 +152,27 @@ describe('authorization requests', () => {
     expect(callback.searchParams.get('code')).toBeNull();
   });
 
+  it('refuses a repeated scope parameter (invalid_request) instead of merging or picking one', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const url = new URL(`${service.url}/oauth/authorize`);
+    url.search = new URLSearchParams([
+      ['response_type', 'code'],
+      ['client_id', client.client_id],
+      ['redirect_uri', redirectUri],
+      ['code_challenge', await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier())],
+      ['code_challenge_method', 'S256'],
+      ['state', 'st'],
+      ['scope', 'project:read'],
+      ['scope', 'project:write'],
+    ]).toString();
+    const response = await new CookieJar().fetch(url.toString());
+    const back = new URL(response.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe(redirectUri);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('error_description')).toContain('scope');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
   it('grants the default read scopes when no scope is sent, and ignores unknown ones', async () => {
     const none = await tokensFor({}, { scope: '' });
     expect(none.body.scope!.split(' ').every((s) => s.endsWith(':read'))).toBe(true);
@@ -220,15 +241,48 @@ describe('code exchange', () => {
 });
 
 describe('refresh', () => {
-  it('tolerates a parallel refresh within the grace period', async () => {
+  it('gives parallel refreshes within the grace period one successor, not parallel chains', async () => {
     const { client, body } = await tokensFor();
-    const [a, b] = await Promise.all([
-      refresh(client.client_id, body.refresh_token!),
-      refresh(client.client_id, body.refresh_token!),
-    ]);
-    expect([a.status, b.status]).toEqual([200, 200]);
-    const again = await refresh(client.client_id, body.refresh_token!);
-    expect(again.status).toBe(200);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => refresh(client.client_id, body.refresh_token!)),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    const tokens = (await Promise.all(answers.map((a) => a.json()))) as {
+      access_token: string;
+      refresh_token: string;
+    }[];
+    const successors = new Set(tokens.map((t) => t.refresh_token));
+    expect(successors.size).toBe(1);
+    const [successor] = [...successors];
+    expect(successor).not.toBe(body.refresh_token);
+    // One live refresh token in the grant besides the rotated original: no fork was stored.
+    const live = await sql(
+      service,
+      `select 1 from oidc_models where model = 'RefreshToken' and consumed_at is null and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    expect(live).toHaveLength(1);
+    for (const t of tokens) expect(await verifier.oauth.verifyAccessToken(t.access_token)).not.toBeNull();
+
+    // A late retry inside the grace gets the same successor again; the successor itself rotates normally.
+    const retry = await refresh(client.client_id, body.refresh_token!);
+    expect(((await retry.json()) as { refresh_token: string }).refresh_token).toBe(successor);
+    const next = await refresh(client.client_id, successor!);
+    expect(next.status).toBe(200);
+    const third = (await next.json()) as { access_token: string; refresh_token: string };
+    expect(third.refresh_token).not.toBe(successor);
+
+    // After the grace, the original is a replay: every token of the grant dies.
+    await sql(
+      service,
+      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
+       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
+    await expectOAuthError(await refresh(client.client_id, third.refresh_token), 400, 'invalid_grant');
+    for (const t of [...tokens, third])
+      expect(await verifier.oauth.verifyAccessToken(t.access_token)).toBeNull();
   });
 
   it('revokes the grant when a rotated refresh token is reused after the grace period', async () => {

@@ -52,4 +52,31 @@ describe('logs', () => {
     expect(text).not.toContain('l10n_not-a-real-token-at-all');
     expect(text).toContain('[redacted]');
   });
+
+  it('redact credentials sent in a query string, keeping the rest of the request line', async () => {
+    const before = lines.length;
+    const secrets = {
+      access_token: 'query-access-token-0123456789',
+      code: 'query-code-0123456789',
+      refresh_token: 'query-refresh-0123456789',
+      client_secret: 'query-client-secret-0123456789',
+      code_verifier: 'query-verifier-0123456789',
+      id_token_hint: 'query-id-token-hint-0123456789',
+    };
+    const refused = await fetch(
+      `${service.url}/api/v1/accounts/ada/projects?${new URLSearchParams({ ...secrets, limit: '5' })}`,
+    );
+    expect(refused.status).toBe(401);
+    const oauthError = await fetch(
+      `${service.url}/oauth/authorize?${new URLSearchParams({ client_id: 'nobody', Code: secrets.code, state: 'kept-state' })}`,
+    );
+    expect(oauthError.status).toBeGreaterThanOrEqual(400);
+
+    const text = JSON.stringify(lines.slice(before));
+    for (const value of Object.values(secrets)) expect(text).not.toContain(value);
+    expect(text).toContain('access_token=[redacted]');
+    expect(text).toContain('Code=[redacted]');
+    expect(text).toContain('limit=5');
+    expect(text).toContain('kept-state');
+  });
 });

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreateDevSecrets } from '../../src/config/dev-secrets.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { createLogger, type Logger } from '../../src/lib/logger.ts';
+import type { Logger } from '../../src/lib/logger.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { scannedLogger } from './log-scan.ts';
 import { freePort } from './ports.ts';
 
 export interface TestService extends RunningServer {
@@ -45,19 +46,37 @@ export async function startTestService(
     ...sharedSecretsEnv,
     ...env,
   });
-  const server = await startServer(config, options.logger ?? createLogger(config)).catch(async (error) => {
+  // Unless the suite watches the log itself, it goes to a file that is scanned for credentials at close.
+  const scanned = options.logger ? undefined : scannedLogger();
+  const server = await startServer(config, options.logger ?? scanned!.logger).catch(async (error) => {
+    scanned?.discard();
     if (!options.database) await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   });
+  const scanLog = async () => {
+    const findings = (await scanned?.scan(database.url, config.fieldEncryptionKey)) ?? [];
+    if (findings.length > 0) {
+      throw new Error(`credentials written to the service log ${scanned!.file}:\n${findings.join('\n')}`);
+    }
+  };
   return {
     ...server,
     config,
     database,
+    /** Stops the service only (the database stays, for another instance), and scans its log. */
+    async stop() {
+      await server.stop();
+      await scanLog();
+    },
     async close() {
       await server.stop();
-      if (!options.database) await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await scanLog();
+      } finally {
+        if (!options.database) await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

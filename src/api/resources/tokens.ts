@@ -1,7 +1,7 @@
 import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import { Account, AccountToken } from '../../db/entities/index.ts';
-import { issueAccountToken, serializeToken, TOKEN_LIMITS, tokenExpiry } from '../../domain/tokens.ts';
+import { childTokenExpiry, issueAccountToken, serializeToken, TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { userHandles } from '../../domain/users.ts';
 import { findAccountPage } from '../account-resources.ts';
 import type { OperationHandler } from '../pipeline.ts';
@@ -49,14 +49,26 @@ export const tokenHandlers: Record<string, OperationHandler> = {
       );
     }
 
-    const days: number = op.body.expiresInDays ?? TOKEN_LIMITS.defaultLifetimeDays;
+    const lifetime = childTokenExpiry(op.body.expiresInDays, op.caller.expiresAt);
+    if ('refused' in lifetime) {
+      const { maxDays, parentExpiresAt } = lifetime.refused;
+      throw problems.badRequest(
+        `A token cannot outlive the credential that creates it, which expires at ${parentExpiresAt.toISOString()}; ` +
+          (maxDays >= TOKEN_LIMITS.minLifetimeDays
+            ? `ask for expiresInDays ${maxDays} or less, or leave it out.`
+            : 'leave expiresInDays out to get a token that expires with it.'),
+        '/body/expiresInDays',
+      );
+    }
     const { row, secret } = issueAccountToken(op.em, {
       account: target.account,
       createdById: op.caller.userId,
       name: op.body.name,
       description: op.body.description ?? '',
       scopes,
-      expiresAt: tokenExpiry(days),
+      expiresAt: lifetime.expiresAt,
+      // A token an OAuth app creates (directly, or through a token it created) dies with the app's grant.
+      oauthGrantId: op.caller.oauthGrantId,
     });
     await op.em.flush();
     op.audit('token.create', 'account_token', row.id, {

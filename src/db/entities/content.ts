@@ -130,6 +130,8 @@ export const AccountToken = defineEntity({
     expiresAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** Set when an OAuth app created the token: it works only while that grant (the app's consent) lives. */
+    oauthGrantId: p.string().columnType('text').nullable(),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },
