@@ -39,7 +39,7 @@ export async function startServer(
     throw error;
   };
 
-  const orm = await openDatabase(databaseUrl, logger).catch(unwind);
+  const orm = await openDatabase(databaseUrl, logger, { migrate: config.migrateOnStart }).catch(unwind);
   started.push(() => orm.close(true));
   const demoToken = config.seedDemo ? await seedDemoIfEmpty(orm, logger).catch(unwind) : undefined;
 
