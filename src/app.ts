@@ -8,6 +8,7 @@ import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
+import { createMetrics, type Metrics, metricsEndpoint } from './lib/metrics.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
@@ -19,10 +20,22 @@ export interface ServiceContext {
   orm: Orm;
   logger: Logger;
   cipher: FieldCipher;
+  metrics: Metrics;
 }
 
 export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
-  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey) };
+  const metrics = createMetrics({
+    async poolStats() {
+      const pool = await orm.em.getConnection().getNativeClient();
+      return {
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: pool.options.max ?? 0,
+      };
+    },
+  });
+  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey), metrics };
 }
 
 export interface App {
@@ -37,6 +50,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   // Resources that need ETags set them from their version; express's body-hash ETags would mislead.
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
+  app.use(ctx.metrics.timeRequests);
   app.use(
     pinoHttp({
       logger: ctx.logger,
@@ -52,6 +66,10 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use(requestContext);
   app.use(helmet({ contentSecurityPolicy: false }));
 
+  // On the main port only behind its token; with METRICS_PORT set, server.ts serves it there instead.
+  if (ctx.config.metrics.token && ctx.config.metrics.port === undefined) {
+    app.get('/metrics', metricsEndpoint(ctx.metrics, ctx.config.metrics.token));
+  }
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -56,6 +56,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     // A Redis outage must not take sign-in down: the request goes through and the error is logged.
     passOnStoreError: true,
     handler: (_req, res) => {
+      ctx.metrics.rateLimited(name);
       res.status(429).json({
         error: 'rate_limit_exceeded',
         error_description: `Too many requests; retry after ${res.getHeader('Retry-After') ?? 60} seconds.`,
@@ -90,6 +91,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         requestWasSuccessful: (_req, res) => res.statusCode !== 401,
         // The API and MCP doors speak problem+json, not OAuth error bodies.
         handler: (_req, res) => {
+          ctx.metrics.rateLimited('failed-auth');
           const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
           sendProblem(
             res,
