@@ -73,20 +73,31 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    try {
-      await ctx.orm.em.getConnection().execute('select 1');
-      res.json({ status: 'ok', database: 'ok' });
-    } catch (error) {
-      ctx.logger.warn({ err: error }, 'readiness check failed');
-      res.status(503).json({ status: 'unavailable', database: 'unreachable' });
-    }
-  });
 
   // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
   // last, with no body parser in front of it (oidc-provider reads its own bodies). It is built first so
   // both doors get its access-token verifier and the limiter of failed bearer authentications.
   const oauth = createOAuthServer(ctx);
+  // Ready = PostgreSQL answers. Redis (when configured) is reported but does not make the instance
+  // unready: without it only rate limits stop being enforced, and taking every instance out of the load
+  // balancer for that would turn a degraded service into an outage.
+  app.get('/readyz', async (_req, res) => {
+    const [database, redis] = await Promise.all([
+      ctx.orm.em
+        .getConnection()
+        .execute('select 1')
+        .then(
+          () => 'ok' as const,
+          (error) => {
+            ctx.logger.warn({ err: error }, 'readiness check failed');
+            return 'unreachable' as const;
+          },
+        ),
+      oauth.redisStatus(),
+    ]);
+    const status = database !== 'ok' ? 'unavailable' : redis === 'unreachable' ? 'degraded' : 'ok';
+    res.status(database === 'ok' ? 200 : 503).json({ status, database, ...(redis ? { redis } : {}) });
+  });
   const api = await createApi(ctx, {
     extraVerifiers: [oauth.verifyAccessToken],
     challenge: (door, scope, error) => bearerChallenge(ctx.config.baseUrl, door, scope, error),

@@ -38,6 +38,8 @@ export interface OAuthServer {
   failedAuthLimiter: RequestHandler;
   /** Discovery, rate limits, interactions, the settings pages and oidc-provider; call after other routers. */
   mount(app: Express): void;
+  /** For /readyz: whether Redis (shared rate-limit counters) answers; undefined without REDIS_URL. */
+  redisStatus(): Promise<'ok' | 'unreachable' | undefined>;
   /** Stops the cleanup timer and closes the Redis connection. */
   close(): Promise<void>;
 }
@@ -61,6 +63,7 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
     verifyAccessToken,
     verifierFor: (door) => verifierFor(verifyAccessToken, door, ctx.config.baseUrl),
     failedAuthLimiter: limits.failedAuth,
+    redisStatus: () => limits.redisStatus(),
     mount(app) {
       app.use(discoveryRoutes(ctx.config.baseUrl));
       app.post(OAUTH_ROUTES.registration, limits.register, ...normalizeRegistration());

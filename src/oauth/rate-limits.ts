@@ -1,6 +1,8 @@
 // Spec section 8: request limits on the OAuth endpoints, plus a limit on failed bearer authentications
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
-// against the same budget; in memory otherwise (one instance).
+// against the same budget; in memory otherwise (one instance). When Redis is unreachable the limits are
+// not enforced (requests are served, never refused for it), the outage is logged once when it starts and
+// once when it ends, and counting resumes by itself when Redis is back.
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
@@ -27,19 +29,35 @@ export interface RateLimits {
    * missing, unknown, expired or revoked), per address; over the limit every request gets 429.
    */
   failedAuth: RequestHandler;
+  /** For /readyz: whether the shared counters are reachable; undefined without REDIS_URL. */
+  redisStatus(): Promise<'ok' | 'unreachable' | undefined>;
   close(): Promise<void>;
 }
 
 export function createRateLimits(ctx: ServiceContext): RateLimits {
   const redis = ctx.config.redisUrl
-    ? new Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true })
+    ? new Redis(ctx.config.redisUrl, {
+        maxRetriesPerRequest: 1,
+        enableAutoPipelining: true,
+        // While Redis is away a limiter's command fails at once (and the request goes through) instead of
+        // waiting in a queue for a reconnection that may take long.
+        enableOfflineQueue: false,
+        connectTimeout: 2_000,
+      })
     : undefined;
-  redis?.on('error', (error) => ctx.logger.warn({ err: error }, 'rate-limit Redis connection error'));
+  const outage = outageLog(ctx.logger);
+  redis?.on('error', (error) => outage.down(error));
+  redis?.on('ready', () => outage.up());
+  const logger: Options['logger'] = {
+    error: (error, message) =>
+      message?.includes('error from store') ? outage.down(error) : ctx.logger.error({ err: error }, message),
+    warn: (error, message) => ctx.logger.warn({ err: error }, message),
+  };
 
   // express-rate-limit needs one store per limiter; all Redis stores share the one connection.
   const store = (name: string): Store | undefined =>
     redis
-      ? new RedisStore({
+      ? new RecoveringRedisStore({
           prefix: `${KEY_PREFIX}${name}:`,
           sendCommand: (command: string, ...args: string[]) =>
             redis.call(command, ...args) as Promise<number>,
@@ -53,8 +71,9 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     legacyHeaders: false,
     identifier: name,
     store: store(name),
-    // A Redis outage must not take sign-in down: the request goes through and the error is logged.
+    // A Redis outage must not take sign-in down: the request goes through (the outage is logged once).
     passOnStoreError: true,
+    logger,
     handler: (_req, res) => {
       ctx.metrics.rateLimited(name);
       res.status(429).json({
@@ -103,6 +122,24 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         },
       }),
     ),
+    async redisStatus() {
+      if (!redis) return undefined;
+      const timeout = new Promise<'unreachable'>((resolve) =>
+        setTimeout(resolve, 1_000, 'unreachable').unref(),
+      );
+      // Just after start, or while reconnecting, give the connection its moment before asking.
+      const connected =
+        redis.status === 'ready'
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+      const ping = connected
+        .then(() => redis.ping())
+        .then(
+          () => 'ok' as const,
+          () => 'unreachable' as const,
+        );
+      return Promise.race([ping, timeout]);
+    },
     async close() {
       await redis?.quit().catch(() => redis.disconnect());
     },
@@ -140,5 +177,50 @@ function countOnlyFailures(
       if (!res.writableFinished) void store.decrement(keyOf(req));
     });
     limiter(req, res, next);
+  };
+}
+
+/**
+ * rate-limit-redis loads its Lua scripts once, when the limiter is created; if Redis is unreachable then,
+ * the failed load would fail every later call even after Redis is back. This reloads a script after any
+ * failure and tries once more, so counting resumes without a restart.
+ */
+class RecoveringRedisStore extends RedisStore {
+  override async increment(key: string) {
+    try {
+      return await super.increment(key);
+    } catch {
+      this.incrementScriptSha = this.loadIncrementScript();
+      return super.increment(key);
+    }
+  }
+
+  override async get(key: string) {
+    try {
+      return await super.get(key);
+    } catch {
+      this.getScriptSha = this.loadGetScript();
+      return super.get(key);
+    }
+  }
+}
+
+/** Logs a Redis outage once when it starts and once when it ends, however many requests meet it. */
+function outageLog(logger: ServiceContext['logger']) {
+  let down = false;
+  return {
+    down(error: unknown) {
+      if (down) return;
+      down = true;
+      logger.error(
+        { err: error },
+        'rate-limit Redis unreachable: rate limits are not enforced until it is back',
+      );
+    },
+    up() {
+      if (!down) return;
+      down = false;
+      logger.info('rate-limit Redis is back: rate limits are enforced again');
+    },
   };
 }

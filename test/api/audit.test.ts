@@ -21,7 +21,9 @@ async function mcpCall(user: TestUser, name: string, args: Record<string, unknow
     { authorization: `Bearer ${user.token}` },
   );
   expect(response.status).toBe(200);
-  return (await response.json()) as { result: { isError?: boolean; structuredContent?: any } };
+  return (await response.json()) as {
+    result: { isError?: boolean; structuredContent?: { items: { action: string }[] } };
+  };
 }
 
 beforeAll(async () => {
@@ -170,9 +172,7 @@ describe('listAuditEvents', () => {
     expect(personal.response.status).toBe(201);
     const own = await mcpCall(bob, 'list_audit_events', { account: 'bob' });
     expect(own.result.isError).toBeFalsy();
-    expect(own.result.structuredContent.items.map((e: { action: string }) => e.action)).toEqual([
-      'token.create',
-    ]);
+    expect(own.result.structuredContent!.items.map((e) => e.action)).toEqual(['token.create']);
     expect(
       (await sdk.listAuditEvents({ client: ada.client, path: { account: 'bob' } })).response.status,
     ).toBe(404);
