@@ -175,6 +175,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     problems.push('SIGNING_JWKS must be a JSON Web Key Set with at least one private key ({"keys":[...]})');
   }
+  // Rotation: the first key signs, every key verifies and is published. Several keys must be told apart
+  // by a unique `kid`, or a verifier could not pick the right one.
+  const kids = signingJwks.keys.map((k) => k.kid);
+  if (
+    kids.length > 1 &&
+    (kids.some((kid) => typeof kid !== 'string' || kid === '') || new Set(kids).size !== kids.length)
+  )
+    problems.push('SIGNING_JWKS: with several keys, each needs its own "kid"');
 
   const fieldKeyRaw = str('FIELD_ENCRYPTION_KEY') ?? dev!.fieldEncryptionKey;
   const fieldEncryptionKey = Buffer.from(fieldKeyRaw, 'base64');

@@ -71,6 +71,23 @@ describe('configuration', () => {
     expect(config.migrateOnStart).toBe(false);
   });
 
+  it('takes several signing keys for rotation, each with its own kid', () => {
+    const [key] = JSON.parse(sharedSecretsEnv.SIGNING_JWKS).keys;
+    const jwks = (...kids: (string | undefined)[]) =>
+      JSON.stringify({ keys: kids.map((kid) => ({ ...key, kid })) });
+    const env = { ...sharedSecretsEnv, DATA_DIR: dataDir() };
+    expect(
+      loadConfig({ ...env, SIGNING_JWKS: jwks('new', 'old') }).signingJwks.keys.map((k) => k.kid),
+    ).toEqual(['new', 'old']);
+    for (const bad of [jwks('same', 'same'), jwks('new', undefined)]) {
+      expect(problemsOf({ ...env, SIGNING_JWKS: bad })).toEqual([
+        expect.stringMatching(/each needs its own "kid"/),
+      ]);
+    }
+    const cookies = loadConfig({ ...env, COOKIE_KEYS: `${'n'.repeat(32)}, ${'o'.repeat(32)}` }).cookieKeys;
+    expect(cookies).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
+  });
+
   it('refuses a BASE_URL with a path, since it is the OAuth issuer', () => {
     expect(problemsOf({ BASE_URL: 'https://example.com/app' })).toEqual([
       expect.stringMatching(/bare origin/),
