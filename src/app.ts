@@ -9,7 +9,7 @@ import type { Orm } from './db/orm.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics, metricsEndpoint } from './lib/metrics.ts';
-import { requestContext } from './lib/request-context.ts';
+import { requestContext, traceIdOf } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
@@ -61,6 +61,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      customProps: (req) => ({ traceId: traceIdOf(req) }),
     }),
   );
   app.use(requestContext);
