@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { ReferenceKind } from '@mikro-orm/core';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../../src/db/migrations/index.ts';
@@ -121,5 +124,28 @@ describe('migrations from several instances at once', () => {
     } finally {
       await database.drop();
     }
+  });
+
+  it('`npm run migrate` migrates DATABASE_URL and exits, and says so; without DATABASE_URL it names the problem', async () => {
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, ['src/migrate.ts'], {
+        cwd: join(import.meta.dirname, '..', '..'),
+        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+      });
+    const database = await createTestDatabase();
+    try {
+      const first = await run({ DATABASE_URL: database.url });
+      expect(first.stdout).toContain(`Applied: ${migrations.map((m) => m.name).join(', ')}`);
+      const second = await run({ DATABASE_URL: database.url });
+      expect(second.stdout).toContain('The schema is up to date.');
+      const orm = await openDatabase(database.url, undefined, { migrate: false });
+      await orm.close(true);
+    } finally {
+      await database.drop();
+    }
+    await expect(run({})).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('DATABASE_URL must be set'),
+    });
   });
 });
