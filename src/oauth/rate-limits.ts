@@ -49,8 +49,12 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   redis?.on('error', (error) => outage.down(error));
   redis?.on('ready', () => outage.up());
   const logger: Options['logger'] = {
-    error: (error, message) =>
-      message?.includes('error from store') ? outage.down(error) : ctx.logger.error({ err: error }, message),
+    error: (error, message) => {
+      if (message?.includes('error from store')) outage.down(error);
+      // Redis is rarely connected yet when the limiters are built; their stores load what they need later.
+      else if (message?.includes('store initialization')) ctx.logger.debug({ err: error }, message);
+      else ctx.logger.error({ err: error }, message);
+    },
     warn: (error, message) => ctx.logger.warn({ err: error }, message),
   };
 
@@ -124,21 +128,23 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     ),
     async redisStatus() {
       if (!redis) return undefined;
-      const timeout = new Promise<'unreachable'>((resolve) =>
-        setTimeout(resolve, 1_000, 'unreachable').unref(),
+      // Just after start, or while reconnecting, the connection gets up to a second to be ready.
+      let onReady: (() => void) | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const connected = new Promise<boolean>((resolve) => {
+        if (redis.status === 'ready') return resolve(true);
+        onReady = () => resolve(true);
+        redis.once('ready', onReady);
+        timer = setTimeout(() => resolve(false), 1_000);
+      });
+      const ready = await connected;
+      clearTimeout(timer);
+      if (onReady) redis.off('ready', onReady);
+      if (!ready) return 'unreachable';
+      return redis.ping().then(
+        () => 'ok' as const,
+        () => 'unreachable' as const,
       );
-      // Just after start, or while reconnecting, give the connection its moment before asking.
-      const connected =
-        redis.status === 'ready'
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => redis.once('ready', () => resolve()));
-      const ping = connected
-        .then(() => redis.ping())
-        .then(
-          () => 'ok' as const,
-          () => 'unreachable' as const,
-        );
-      return Promise.race([ping, timeout]);
     },
     async close() {
       await redis?.quit().catch(() => redis.disconnect());

@@ -61,6 +61,11 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
     expect(outageLines()[0]!.level).toBe(50); // error
   });
 
+  it('keeps answering readiness while Redis is away, with no further error lines', async () => {
+    for (let i = 0; i < 3; i++) expect((await readiness()).body.redis).toBe('unreachable');
+    expect(lines.filter((l) => l.level >= 50 && !/rate-limit Redis unreachable/.test(l.msg))).toEqual([]);
+  });
+
   it('counts again once Redis is back, without a restart, and logs the recovery once', async () => {
     await redis.restart();
     // ioredis reconnects on its own; wait for it (bounded), then the limits hold again.
