@@ -39,6 +39,7 @@ const EXPECTED: Record<string, Role[]> = {
   'token:write': [S, A],
   'apps:read': [S],
   'apps:write': [S],
+  'audit:read': [S, A],
 };
 
 describe('policies/policy.csv', async () => {

@@ -9,7 +9,8 @@ import type { Orm } from './db/orm.ts';
 import { CSP_DIRECTIVES } from './lib/csp.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import { type Logger, redactRequest } from './lib/logger.ts';
-import { requestContext } from './lib/request-context.ts';
+import { createMetrics, type Metrics, metricsEndpoint } from './lib/metrics.ts';
+import { requestContext, traceIdOf } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { assetRoutes } from './web/assets.ts';
@@ -21,10 +22,22 @@ export interface ServiceContext {
   orm: Orm;
   logger: Logger;
   cipher: FieldCipher;
+  metrics: Metrics;
 }
 
 export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
-  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey) };
+  const metrics = createMetrics({
+    async poolStats() {
+      const pool = await orm.em.getConnection().getNativeClient();
+      return {
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: pool.options.max ?? 0,
+      };
+    },
+  });
+  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey), metrics };
 }
 
 export interface App {
@@ -39,6 +52,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   // Resources that need ETags set them from their version; express's body-hash ETags would mislead.
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
+  app.use(ctx.metrics.timeRequests);
   app.use(
     pinoHttp({
       logger: ctx.logger,
@@ -51,29 +65,45 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      customProps: (req) => ({ traceId: traceIdOf(req) }),
     }),
   );
   app.use(requestContext);
   app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES } }));
   app.use(assetRoutes());
 
+  // On the main port only behind its token; with METRICS_PORT set, server.ts serves it there instead.
+  if (ctx.config.metrics.token && ctx.config.metrics.port === undefined) {
+    app.get('/metrics', metricsEndpoint(ctx.metrics, ctx.config.metrics.token));
+  }
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    try {
-      await ctx.orm.em.getConnection().execute('select 1');
-      res.json({ status: 'ok', database: 'ok' });
-    } catch (error) {
-      ctx.logger.warn({ err: error }, 'readiness check failed');
-      res.status(503).json({ status: 'unavailable', database: 'unreachable' });
-    }
   });
 
   // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
   // last, with no body parser in front of it (oidc-provider reads its own bodies). It is built first so
   // both doors get its access-token verifier and the limiter of failed bearer authentications.
   const oauth = createOAuthServer(ctx);
+  // Ready = PostgreSQL answers. Redis (when configured) is reported but does not make the instance
+  // unready: without it only rate limits stop being enforced, and taking every instance out of the load
+  // balancer for that would turn a degraded service into an outage.
+  app.get('/readyz', async (_req, res) => {
+    const [database, redis] = await Promise.all([
+      ctx.orm.em
+        .getConnection()
+        .execute('select 1')
+        .then(
+          () => 'ok' as const,
+          (error) => {
+            ctx.logger.warn({ err: error }, 'readiness check failed');
+            return 'unreachable' as const;
+          },
+        ),
+      oauth.redisStatus(),
+    ]);
+    const status = database !== 'ok' ? 'unavailable' : redis === 'unreachable' ? 'degraded' : 'ok';
+    res.status(database === 'ok' ? 200 : 503).json({ status, database, ...(redis ? { redis } : {}) });
+  });
   const api = await createApi(ctx, {
     extraVerifiers: [oauth.verifyAccessToken],
     challenge: (door, scope, error) => bearerChallenge(ctx.config.baseUrl, door, scope, error),

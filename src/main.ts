@@ -1,7 +1,7 @@
 // Process entry: `npm start`. Everything else is in server.ts so tests start the very same service.
 import { ConfigError, loadConfig } from './config/index.ts';
 import { createLogger } from './lib/logger.ts';
-import { startServer } from './server.ts';
+import { startTracing } from './lib/tracing.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -15,6 +15,10 @@ try {
 }
 
 const logger = createLogger(config);
+// Tracing first: its instrumentations must be in place before express and pg are loaded, hence the
+// service's modules are imported only now.
+const tracing = await startTracing(config);
+const { startServer } = await import('./server.ts');
 const server = await startServer(config, logger).catch((error) => {
   logger.fatal({ err: error }, 'failed to start');
   process.exit(1);
@@ -37,12 +41,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.exit(1);
     }, 25_000);
     force.unref();
-    server.stop().then(
-      () => process.exit(0),
-      (error) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    server
+      .stop()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   });
 }

@@ -6,11 +6,14 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './db/seed.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
+import { startMetricsServer } from './lib/metrics.ts';
 
 export interface RunningServer {
   url: string;
   port: number;
   logger: Logger;
+  /** Port of the separate /metrics listener, when METRICS_PORT is set. */
+  metricsPort?: number;
   /** The demo user's account token, when this start created the demo data; shown once, never stored. */
   demoToken?: string;
   /** Graceful: stop accepting, finish in-flight requests, close the database, stop embedded PostgreSQL. */
@@ -39,7 +42,7 @@ export async function startServer(
     throw error;
   };
 
-  const orm = await openDatabase(databaseUrl, logger).catch(unwind);
+  const orm = await openDatabase(databaseUrl, logger, { migrate: config.migrateOnStart }).catch(unwind);
   started.push(() => orm.close(true));
   const demoToken = config.seedDemo ? await seedDemoIfEmpty(orm, logger).catch(unwind) : undefined;
 
@@ -50,7 +53,16 @@ export async function startServer(
     const s = app.express.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   }).catch(unwind);
+  started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as AddressInfo).port;
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await startMetricsServer(ctx.metrics, {
+          host: config.host,
+          port: config.metrics.port,
+          token: config.metrics.token,
+        }).catch(unwind);
   const url = config.port === 0 ? `http://127.0.0.1:${port}` : config.baseUrl;
 
   let stopping: Promise<void> | undefined;
@@ -60,11 +72,12 @@ export async function startServer(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await metricsServer?.close();
       await app.close();
       await orm.close(true);
       await embedded?.stop();
     })();
     return stopping;
   };
-  return { url, port, logger, demoToken, stop };
+  return { url, port, metricsPort: metricsServer?.port, logger, demoToken, stop };
 }

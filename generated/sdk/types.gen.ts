@@ -182,9 +182,9 @@ export type AccountModelPage = {
 };
 
 /**
- * An object:action scope. model:*, token:* and apps:* extend the spec's list (docs/authorization.md).
+ * An object:action scope. model:*, token:*, apps:* and audit:read extend the spec's list (docs/authorization.md).
  */
-export type Scope = 'user:read' | 'user:write' | 'account:read' | 'organization:read' | 'organization:write' | 'organization:delete' | 'organization:admin' | 'members:read' | 'members:write' | 'project:read' | 'project:write' | 'project:admin' | 'project:delete' | 'voice:read' | 'voice:write' | 'voice:admin' | 'glossary:read' | 'glossary:write' | 'glossary:admin' | 'model:read' | 'model:write' | 'token:read' | 'token:write' | 'apps:read' | 'apps:write';
+export type Scope = 'user:read' | 'user:write' | 'account:read' | 'organization:read' | 'organization:write' | 'organization:delete' | 'organization:admin' | 'members:read' | 'members:write' | 'project:read' | 'project:write' | 'project:admin' | 'project:delete' | 'voice:read' | 'voice:write' | 'voice:admin' | 'glossary:read' | 'glossary:write' | 'glossary:admin' | 'model:read' | 'model:write' | 'token:read' | 'token:write' | 'apps:read' | 'apps:write' | 'audit:read';
 
 /**
  * An account token as its owners see it; never its secret.
@@ -235,6 +235,66 @@ export type AccountTokenCreate = {
 
 export type AccountTokenPage = {
     items: Array<AccountToken>;
+    nextCursor: NextCursor;
+};
+
+/**
+ * What was done, as `resource.verb` (`project.create`, `member.update`, `token.revoke`, …).
+ */
+export type AuditAction = string;
+
+export type AuditEvent = {
+    id: Uuid;
+    occurredAt: Timestamp;
+    action: AuditAction;
+    /**
+     * The kind of resource changed: project, membership, account_token, …
+     */
+    resourceType: string;
+    /**
+     * Id of the resource changed.
+     */
+    resourceId: string | null;
+    /**
+     * Who did it, and with which credential.
+     */
+    actor: {
+        /**
+         * Handle of the person's personal account; null once the person is deleted.
+         */
+        user: string | null;
+        /**
+         * Id of the account token used
+         */
+        tokenId: string | null;
+        /**
+         * Client id of the OAuth app used
+         */
+        clientId: string | null;
+    };
+    /**
+     * Through which door the change came.
+     */
+    door: 'rest' | 'mcp' | 'web' | null;
+    /**
+     * Client address (behind a proxy
+     */
+    ip: string | null;
+    userAgent: string | null;
+    /**
+     * The X-Request-Id of the request
+     */
+    requestId: string | null;
+    /**
+     * What changed
+     */
+    details: {
+        [key: string]: unknown;
+    };
+};
+
+export type AuditEventPage = {
+    items: Array<AuditEvent>;
     nextCursor: NextCursor;
 };
 
@@ -1416,6 +1476,73 @@ export type RevokeTokenResponses = {
 };
 
 export type RevokeTokenResponse = RevokeTokenResponses[keyof RevokeTokenResponses];
+
+export type ListAuditEventsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * Only events done by this person (the handle of their personal account).
+         */
+        actor?: Handle;
+        /**
+         * Only events with this action, such as `project.create` or `member.update`.
+         */
+        action?: AuditAction;
+        /**
+         * Only events at or after this time (RFC 3339).
+         */
+        since?: Timestamp;
+        /**
+         * Only events before this time (RFC 3339).
+         */
+        until?: Timestamp;
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/audit-events';
+};
+
+export type ListAuditEventsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListAuditEventsError = ListAuditEventsErrors[keyof ListAuditEventsErrors];
+
+export type ListAuditEventsResponses = {
+    /**
+     * A page of audit events.
+     */
+    200: AuditEventPage;
+};
+
+export type ListAuditEventsResponse = ListAuditEventsResponses[keyof ListAuditEventsResponses];
 
 export type ListOrganizationsData = {
     body?: never;

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../app.ts';
+import { labelOperation } from '../lib/metrics.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
 
@@ -42,6 +43,7 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
   const operationHandler = async (c: Context, req: Request, res: Response) => {
     const authorization = req.headers.authorization;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    labelOperation(res, c.operation.operationId!);
     const result = await pipeline.execute({
       operationId: c.operation.operationId!,
       params: (c.request.params ?? {}) as Record<string, string>,

@@ -1,5 +1,5 @@
 // The scope vocabulary. The spec's object:action list, plus objects the spec names without scopes:
-// account models (model:*), account tokens (token:*) and connected OAuth apps (apps:*). See docs/authorization.md.
+// account models (model:*), account tokens (token:*), connected OAuth apps (apps:*) and the audit log (audit:read). See docs/authorization.md.
 export const SCOPES = {
   'user:read': 'Read your profile',
   'user:write': 'Update your profile',
@@ -26,6 +26,7 @@ export const SCOPES = {
   'token:write': 'Create and revoke account tokens',
   'apps:read': 'List the OAuth apps you have connected',
   'apps:write': 'Disconnect OAuth apps',
+  'audit:read': 'Read the audit log of your account and of the organizations you administer',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -33,6 +33,15 @@ export interface Config {
   validateResponses: boolean;
   /** Folder with the Casbin model.conf and policy.csv. */
   policyDir: string;
+  /** Apply pending migrations at start (under an advisory lock); false when operators run `npm run migrate`. */
+  migrateOnStart: boolean;
+  /**
+   * Prometheus metrics: on their own port (`port`, reachable only by the scraper), and/or at /metrics on
+   * the main port behind a bearer `token`. Neither set: no /metrics.
+   */
+  metrics: { port: number | undefined; token: string | undefined };
+  /** OpenTelemetry OTLP/HTTP endpoint; unset: no tracing export (the SDK is not even loaded). */
+  otlpEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -45,6 +54,24 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * What `npm run migrate` needs: only the database. Kept apart from loadConfig so a migration job needs no
+ * secrets of the running service.
+ */
+export function loadMigrateConfig(env: NodeJS.ProcessEnv = process.env): {
+  databaseUrl: string;
+  logLevel: LogLevel;
+} {
+  const databaseUrl = env.DATABASE_URL?.trim();
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as LogLevel;
+  const problems: string[] = [];
+  if (!databaseUrl || !/^postgres(ql)?:\/\//.test(databaseUrl))
+    problems.push('DATABASE_URL must be set to a postgres:// or postgresql:// URL');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { databaseUrl: databaseUrl!, logLevel };
+}
 
 /** Reads `env` (process.env by default). Throws ConfigError listing every problem found. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -111,6 +138,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv === 'test',
     problems,
   );
+  const migrateOnStart = parseBool('MIGRATE_ON_START', str('MIGRATE_ON_START'), true, problems);
+  const metricsPortRaw = str('METRICS_PORT');
+  const metricsPort =
+    metricsPortRaw === undefined ? undefined : parsePort(metricsPortRaw, problems, 'METRICS_PORT');
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
+    problems.push('METRICS_PORT must differ from PORT (set METRICS_TOKEN to serve /metrics on PORT)');
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 32)
+    problems.push('METRICS_TOKEN must be at least 32 characters (openssl rand -hex 32)');
+  const otlpEndpoint = str('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (otlpEndpoint !== undefined && !/^https?:\/\/[^/]/.test(otlpEndpoint))
+    problems.push('OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL such as http://collector:4318');
+
   // Secrets: from the environment; in development generated once and kept in the data folder.
   const secretVars = ['COOKIE_KEYS', 'SIGNING_JWKS', 'FIELD_ENCRYPTION_KEY'] as const;
   const missing = secretVars.filter((name) => !str(name));
@@ -135,6 +175,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     problems.push('SIGNING_JWKS must be a JSON Web Key Set with at least one private key ({"keys":[...]})');
   }
+  // Rotation: the first key signs, every key verifies and is published. Several keys must be told apart
+  // by a unique `kid`, or a verifier could not pick the right one.
+  const kids = signingJwks.keys.map((k) => k.kid);
+  if (
+    kids.length > 1 &&
+    (kids.some((kid) => typeof kid !== 'string' || kid === '') || new Set(kids).size !== kids.length)
+  )
+    problems.push('SIGNING_JWKS: with several keys, each needs its own "kid"');
 
   const fieldKeyRaw = str('FIELD_ENCRYPTION_KEY') ?? dev!.fieldEncryptionKey;
   const fieldEncryptionKey = Buffer.from(fieldKeyRaw, 'base64');
@@ -162,13 +210,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     validateResponses,
     policyDir,
+    migrateOnStart,
+    metrics: { port: metricsPort, token: metricsToken },
+    otlpEndpoint,
   };
 }
 
-function parsePort(raw: string, problems: string[]): number {
+function parsePort(raw: string, problems: string[], name = 'PORT'): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    problems.push(`PORT must be an integer from 0 to 65535 (got "${raw}")`);
+    problems.push(`${name} must be an integer from 0 to 65535 (got "${raw}")`);
     return 0;
   }
   return n;

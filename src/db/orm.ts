@@ -6,9 +6,43 @@ import { migrations } from './migrations/index.ts';
 
 export type Orm = MikroORM;
 
-/** Connects to PostgreSQL and brings the schema up to date with the committed migrations. */
-export async function openDatabase(databaseUrl: string, logger?: Logger): Promise<Orm> {
-  const orm = await MikroORM.init({
+export interface OpenDatabaseOptions {
+  /**
+   * Apply pending migrations (the default). When false the schema must already be current: the start
+   * fails naming the pending migrations, so an instance never runs on a schema it does not know.
+   */
+  migrate?: boolean;
+}
+
+/** Connects to PostgreSQL and, unless told not to, brings the schema up to date with the committed migrations. */
+export async function openDatabase(
+  databaseUrl: string,
+  logger?: Logger,
+  options: OpenDatabaseOptions = {},
+): Promise<Orm> {
+  const orm = await connectDatabase(databaseUrl, logger);
+  try {
+    if (options.migrate ?? true) {
+      await migrateDatabase(orm, logger);
+    } else {
+      const pending = await orm.migrator.getPending();
+      if (pending.length > 0) {
+        throw new Error(
+          `the database schema is behind this version (pending: ${pending.map((m) => m.name).join(', ')}); ` +
+            'run `npm run migrate` or start with MIGRATE_ON_START=true',
+        );
+      }
+    }
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  return orm;
+}
+
+/** Connects without touching the schema (`npm run migrate` migrates itself; the service uses openDatabase). */
+export function connectDatabase(databaseUrl: string, logger?: Logger): Promise<Orm> {
+  return MikroORM.init({
     clientUrl: databaseUrl,
     entities: allEntities,
     extensions: [Migrator],
@@ -19,7 +53,25 @@ export async function openDatabase(databaseUrl: string, logger?: Logger): Promis
     debug: false,
     logger: (message) => logger?.debug({ orm: true }, message),
   });
-  const applied = await orm.migrator.up();
-  if (applied.length > 0) logger?.info({ migrations: applied.map((m) => m.name) }, 'applied migrations');
-  return orm;
+}
+
+// One lock id shared by every instance and by `npm run migrate`; hashtext() keeps its origin readable.
+const MIGRATION_LOCK = `select pg_advisory_xact_lock(hashtext('localization-service:migrations'))`;
+
+/**
+ * Applies pending migrations, safe to run from any number of instances at once: everything runs in one
+ * transaction that first takes a PostgreSQL advisory lock, so one instance migrates while the others wait
+ * and then find nothing pending once it commits. The migrations table is created inside that transaction
+ * too, since two concurrent `create table if not exists` can still collide in PostgreSQL.
+ * Returns the names of the migrations this call applied.
+ */
+export async function migrateDatabase(orm: Orm, logger?: Logger): Promise<string[]> {
+  const connection = orm.em.getConnection();
+  const applied = await connection.transactional(async (trx) => {
+    await connection.execute(MIGRATION_LOCK, [], 'run', trx);
+    return orm.migrator.up({ transaction: trx });
+  });
+  const names = applied.map((m) => m.name);
+  if (names.length > 0) logger?.info({ migrations: names }, 'applied migrations');
+  return names;
 }

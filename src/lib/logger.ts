@@ -1,6 +1,6 @@
 import { type DestinationStream, pino } from 'pino';
 import type { Config } from '../config/index.ts';
-import { currentRequestId } from './request-context.ts';
+import { currentRequestId, currentTraceId } from './request-context.ts';
 
 // Anything that can carry a credential is redacted at the logger, so no call site has to remember.
 const REDACT = [
@@ -93,9 +93,13 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     {
       level: config.logLevel,
       redact: { paths: REDACT, censor: CENSOR },
-      mixin: () => {
+      // The request's ids on every line written while serving it. A logger that already carries a
+      // traceId binding (pino-http's request logger) is not given a second one.
+      mixin: (_object, _level, logger) => {
         const requestId = currentRequestId();
-        return requestId ? { requestId } : {};
+        const traceId = currentTraceId();
+        if (!requestId) return {};
+        return traceId && !('traceId' in logger.bindings()) ? { requestId, traceId } : { requestId };
       },
     },
     destination,

@@ -3,7 +3,9 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
+import { labelOperation } from '../lib/metrics.ts';
 import { createRequestServer, type ToolRegistry } from './server.ts';
+import type { ToolDefinition } from './tools.ts';
 
 // The Streamable HTTP door at /mcp. Stateless: each POST gets its own server and transport, so any
 // instance answers any request and nothing lives in memory between requests. The HTTP layer does what
@@ -83,7 +85,9 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
   const checkScopes = (req: Request, res: Response, next: NextFunction) => {
     const caller: Caller = res.locals.caller;
-    for (const message of Array.isArray(req.body) ? req.body : [req.body]) {
+    const messages = Array.isArray(req.body) ? req.body : [req.body];
+    labelOperation(res, mcpOperation(messages, registry.byName));
+    for (const message of messages) {
       if (message?.method !== 'tools/call') continue;
       const definition = registry.byName.get(message.params?.name);
       if (definition && !caller.scopes.has(definition.scope)) {
@@ -145,4 +149,28 @@ export function originAllowed(origin: string, ownOrigin: string): boolean {
   }
   if (url.origin === ownOrigin) return true;
   return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+const MCP_METHODS = new Set([
+  'initialize',
+  'notifications/initialized',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'prompts/list',
+  'server/discover',
+]);
+
+/** The metrics label of an MCP request: the operation of the tool called, else the JSON-RPC method (only the ones MCP defines). */
+function mcpOperation(messages: unknown[], tools: ReadonlyMap<string, ToolDefinition>): string {
+  if (messages.length !== 1) return 'batch';
+  const message = messages[0] as { method?: unknown; params?: { name?: unknown } } | undefined;
+  const method = typeof message?.method === 'string' ? message.method : '';
+  if (method === 'tools/call') {
+    const name = message?.params?.name;
+    // Labelled by operationId, like the REST door, so one operation's series sit side by side.
+    const definition = typeof name === 'string' ? tools.get(name) : undefined;
+    return definition ? definition.spec.operationId : 'tools/call';
+  }
+  return MCP_METHODS.has(method) ? method : 'other';
 }

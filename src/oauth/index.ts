@@ -4,6 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import { labelOperation } from '../lib/metrics.ts';
 import { tokensPageRoutes } from '../web/tokens-page.ts';
 import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
@@ -15,6 +16,13 @@ import { createProvider, OAUTH_ROUTES } from './provider.ts';
 import { createRateLimits } from './rate-limits.ts';
 import { signInRoutes } from './signin.ts';
 import { createAccessTokenVerifier, verifierFor } from './verifier.ts';
+
+// The paths oidc-provider serves itself, as labels of the request-duration metric (anything else: other).
+const OAUTH_PATHS = new Set<string>([
+  ...Object.values(OAUTH_ROUTES),
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+]);
 
 export type { ConnectedApp } from './connected-apps.ts';
 export { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
@@ -30,6 +38,8 @@ export interface OAuthServer {
   failedAuthLimiter: RequestHandler;
   /** Discovery, rate limits, interactions, the settings pages and oidc-provider; call after other routers. */
   mount(app: Express): void;
+  /** For /readyz: whether Redis (shared rate-limit counters) answers; undefined without REDIS_URL. */
+  redisStatus(): Promise<'ok' | 'unreachable' | undefined>;
   /** Stops the cleanup timer and closes the Redis connection. */
   close(): Promise<void>;
 }
@@ -38,6 +48,10 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
   const provider = createProvider(ctx);
   advertiseScopes(provider);
   provider.on('server_error', (_koa, error) => ctx.logger.error({ err: error }, 'oauth server error'));
+  provider.on('grant.success', (koa) => ctx.metrics.tokenOutcome(koa.oidc.params?.grant_type, 'issued'));
+  provider.on('grant.error', (koa, error) =>
+    ctx.metrics.tokenOutcome(koa.oidc?.params?.grant_type, 'refused', (error as { error?: string }).error),
+  );
 
   const limits = createRateLimits(ctx);
   const csrf = createCsrf(ctx.config.cookieKeys);
@@ -49,6 +63,7 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
     verifyAccessToken,
     verifierFor: (door) => verifierFor(verifyAccessToken, door, ctx.config.baseUrl),
     failedAuthLimiter: limits.failedAuth,
+    redisStatus: () => limits.redisStatus(),
     mount(app) {
       app.use(discoveryRoutes(ctx.config.baseUrl));
       app.post(OAUTH_ROUTES.registration, limits.register, ...normalizeRegistration());
@@ -65,6 +80,7 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       const callback = provider.callback();
       app.use((req, res, next) => {
         if (req.path.startsWith('/oauth/') || req.path.startsWith('/.well-known/o')) {
+          labelOperation(res, OAUTH_PATHS.has(req.path) ? `${req.method} ${req.path}` : 'other');
           callback(req, res);
           return;
         }

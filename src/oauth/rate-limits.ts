@@ -1,6 +1,8 @@
 // Spec section 8: request limits on the OAuth endpoints, plus a limit on failed bearer authentications
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
-// against the same budget; in memory otherwise (one instance).
+// against the same budget; in memory otherwise (one instance). When Redis is unreachable the limits are
+// not enforced (requests are served, never refused for it), the outage is logged once when it starts and
+// once when it ends, and counting resumes by itself when Redis is back.
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
@@ -27,19 +29,39 @@ export interface RateLimits {
    * missing, unknown, expired or revoked), per address; over the limit every request gets 429.
    */
   failedAuth: RequestHandler;
+  /** For /readyz: whether the shared counters are reachable; undefined without REDIS_URL. */
+  redisStatus(): Promise<'ok' | 'unreachable' | undefined>;
   close(): Promise<void>;
 }
 
 export function createRateLimits(ctx: ServiceContext): RateLimits {
   const redis = ctx.config.redisUrl
-    ? new Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true })
+    ? new Redis(ctx.config.redisUrl, {
+        maxRetriesPerRequest: 1,
+        enableAutoPipelining: true,
+        // While Redis is away a limiter's command fails at once (and the request goes through) instead of
+        // waiting in a queue for a reconnection that may take long.
+        enableOfflineQueue: false,
+        connectTimeout: 2_000,
+      })
     : undefined;
-  redis?.on('error', (error) => ctx.logger.warn({ err: error }, 'rate-limit Redis connection error'));
+  const outage = outageLog(ctx.logger);
+  redis?.on('error', (error) => outage.down(error));
+  redis?.on('ready', () => outage.up());
+  const logger: Options['logger'] = {
+    error: (error, message) => {
+      if (message?.includes('error from store')) outage.down(error);
+      // Redis is rarely connected yet when the limiters are built; their stores load what they need later.
+      else if (message?.includes('store initialization')) ctx.logger.debug({ err: error }, message);
+      else ctx.logger.error({ err: error }, message);
+    },
+    warn: (error, message) => ctx.logger.warn({ err: error }, message),
+  };
 
   // express-rate-limit needs one store per limiter; all Redis stores share the one connection.
   const store = (name: string): Store | undefined =>
     redis
-      ? new RedisStore({
+      ? new RecoveringRedisStore({
           prefix: `${KEY_PREFIX}${name}:`,
           sendCommand: (command: string, ...args: string[]) =>
             redis.call(command, ...args) as Promise<number>,
@@ -53,9 +75,11 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     legacyHeaders: false,
     identifier: name,
     store: store(name),
-    // A Redis outage must not take sign-in down: the request goes through and the error is logged.
+    // A Redis outage must not take sign-in down: the request goes through (the outage is logged once).
     passOnStoreError: true,
+    logger,
     handler: (_req, res) => {
+      ctx.metrics.rateLimited(name);
       res.status(429).json({
         error: 'rate_limit_exceeded',
         error_description: `Too many requests; retry after ${res.getHeader('Retry-After') ?? 60} seconds.`,
@@ -90,6 +114,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         requestWasSuccessful: (_req, res) => res.statusCode !== 401,
         // The API and MCP doors speak problem+json, not OAuth error bodies.
         handler: (_req, res) => {
+          ctx.metrics.rateLimited('failed-auth');
           const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
           sendProblem(
             res,
@@ -101,6 +126,26 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         },
       }),
     ),
+    async redisStatus() {
+      if (!redis) return undefined;
+      // Just after start, or while reconnecting, the connection gets up to a second to be ready.
+      let onReady: (() => void) | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const connected = new Promise<boolean>((resolve) => {
+        if (redis.status === 'ready') return resolve(true);
+        onReady = () => resolve(true);
+        redis.once('ready', onReady);
+        timer = setTimeout(() => resolve(false), 1_000);
+      });
+      const ready = await connected;
+      clearTimeout(timer);
+      if (onReady) redis.off('ready', onReady);
+      if (!ready) return 'unreachable';
+      return redis.ping().then(
+        () => 'ok' as const,
+        () => 'unreachable' as const,
+      );
+    },
     async close() {
       await redis?.quit().catch(() => redis.disconnect());
     },
@@ -138,5 +183,50 @@ function countOnlyFailures(
       if (!res.writableFinished) void store.decrement(keyOf(req));
     });
     limiter(req, res, next);
+  };
+}
+
+/**
+ * rate-limit-redis loads its Lua scripts once, when the limiter is created; if Redis is unreachable then,
+ * the failed load would fail every later call even after Redis is back. This reloads a script after any
+ * failure and tries once more, so counting resumes without a restart.
+ */
+class RecoveringRedisStore extends RedisStore {
+  override async increment(key: string) {
+    try {
+      return await super.increment(key);
+    } catch {
+      this.incrementScriptSha = this.loadIncrementScript();
+      return super.increment(key);
+    }
+  }
+
+  override async get(key: string) {
+    try {
+      return await super.get(key);
+    } catch {
+      this.getScriptSha = this.loadGetScript();
+      return super.get(key);
+    }
+  }
+}
+
+/** Logs a Redis outage once when it starts and once when it ends, however many requests meet it. */
+function outageLog(logger: ServiceContext['logger']) {
+  let down = false;
+  return {
+    down(error: unknown) {
+      if (down) return;
+      down = true;
+      logger.error(
+        { err: error },
+        'rate-limit Redis unreachable: rate limits are not enforced until it is back',
+      );
+    },
+    up() {
+      if (!down) return;
+      down = false;
+      logger.info('rate-limit Redis is back: rate limits are enforced again');
+    },
   };
 }

@@ -143,6 +143,16 @@ describe('a tour of every MCP tool', () => {
     expect((await call('list_connected_apps'))!.items).toEqual([]);
   });
 
+  it('the audit log', async () => {
+    // The tour so far, on the organization and on ada's own account: newest kinds of event included.
+    const org = await call('list_audit_events', { account: 'acme', action: 'member.remove' });
+    expect(org!.items.map((e: { details: { user: string } }) => e.details.user)).toEqual(['bob']);
+    const own = await call('list_audit_events', { account: 'ada', limit: 100 });
+    const actions = own!.items.map((e: { action: string }) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['project.create', 'token.create', 'token.revoke']));
+    expect(own!.items.every((e: { door: string }) => e.door === 'mcp')).toBe(true);
+  });
+
   it('has called every tool the server lists', async () => {
     const { tools } = await mcp.listTools();
     const missing = tools.map((tool) => tool.name).filter((name) => !called.has(name));

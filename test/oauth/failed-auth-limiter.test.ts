@@ -7,10 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { createMetrics } from '../../src/lib/metrics.ts';
 import { createRateLimits, LIMITS, type RateLimits } from '../../src/oauth/rate-limits.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
 
 let limits: RateLimits;
+const metrics = createMetrics({ poolStats: async () => undefined });
 let server: ReturnType<express.Express['listen']>;
 let url: string;
 let arrived: (() => void) | undefined;
@@ -18,7 +20,7 @@ let closed: (() => void) | undefined;
 
 beforeAll(async () => {
   const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
-  limits = createRateLimits({ config, logger: createLogger(config) } as ServiceContext);
+  limits = createRateLimits({ config, logger: createLogger(config), metrics } as ServiceContext);
   const app = express();
   app.set('trust proxy', true); // lets a test speak from its own address (X-Forwarded-For)
   app.use(limits.failedAuth);
@@ -71,5 +73,8 @@ describe('failed authentication limiter', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await probe('good')).status).toBe(429);
+    // Each turned-away request is counted under its limiter.
+    const counted = (await metrics.scrape()).body;
+    expect(counted).toContain('rate_limit_rejections_total{limiter="failed-auth"} 2');
   });
 });

@@ -6,7 +6,6 @@ import { createContext } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createOAuthServer, type OAuthServer } from '../../src/oauth/index.ts';
-import type { TestDatabase } from '../support/database.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 export const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -130,7 +129,7 @@ export async function discover(service: TestService): Promise<oauth.Authorizatio
  */
 export function startOAuthService(
   env: Record<string, string> = {},
-  options: { database?: TestDatabase } = {},
+  options: Parameters<typeof startTestService>[1] = {},
 ) {
   return startTestService({ DEV_LOGIN: 'true', TRUST_PROXY: 'true', ...env }, options);
 }

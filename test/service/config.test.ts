@@ -49,6 +49,45 @@ describe('configuration', () => {
     );
   });
 
+  it('validates the metrics, migration and tracing settings', () => {
+    expect(
+      problemsOf({
+        METRICS_PORT: '70000',
+        METRICS_TOKEN: 'short',
+        MIGRATE_ON_START: 'later',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+      }),
+    ).toEqual([
+      expect.stringMatching(/^MIGRATE_ON_START must be true or false/),
+      expect.stringMatching(/^METRICS_PORT must be an integer/),
+      expect.stringMatching(/^METRICS_TOKEN must be at least 32 characters/),
+      expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/),
+    ]);
+    expect(problemsOf({ PORT: '4000', METRICS_PORT: '4000' })).toEqual([
+      expect.stringMatching(/^METRICS_PORT must differ from PORT/),
+    ]);
+    const config = loadConfig({ DATA_DIR: dataDir(), METRICS_PORT: '9464', MIGRATE_ON_START: 'false' });
+    expect(config.metrics).toEqual({ port: 9464, token: undefined });
+    expect(config.migrateOnStart).toBe(false);
+  });
+
+  it('takes several signing keys for rotation, each with its own kid', () => {
+    const [key] = JSON.parse(sharedSecretsEnv.SIGNING_JWKS).keys;
+    const jwks = (...kids: (string | undefined)[]) =>
+      JSON.stringify({ keys: kids.map((kid) => ({ ...key, kid })) });
+    const env = { ...sharedSecretsEnv, DATA_DIR: dataDir() };
+    expect(
+      loadConfig({ ...env, SIGNING_JWKS: jwks('new', 'old') }).signingJwks.keys.map((k) => k.kid),
+    ).toEqual(['new', 'old']);
+    for (const bad of [jwks('same', 'same'), jwks('new', undefined)]) {
+      expect(problemsOf({ ...env, SIGNING_JWKS: bad })).toEqual([
+        expect.stringMatching(/each needs its own "kid"/),
+      ]);
+    }
+    const cookies = loadConfig({ ...env, COOKIE_KEYS: `${'n'.repeat(32)}, ${'o'.repeat(32)}` }).cookieKeys;
+    expect(cookies).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
+  });
+
   it('refuses a BASE_URL with a path, since it is the OAuth issuer', () => {
     expect(problemsOf({ BASE_URL: 'https://example.com/app' })).toEqual([
       expect.stringMatching(/bare origin/),

@@ -1,6 +1,7 @@
 import type { OperationHandler } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
 import { appHandlers } from './apps.ts';
+import { auditHandlers } from './audit.ts';
 import { glossaryHandlers } from './glossary.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
@@ -24,4 +25,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...invitationHandlers,
   ...voiceHandlers,
   ...glossaryHandlers,
+  ...auditHandlers,
 };

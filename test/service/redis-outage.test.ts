@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.ts';
+import { randomAddress, register, startOAuthService } from '../oauth/helpers.ts';
+import { freePort } from '../support/ports.ts';
+import { hasRedisServer, type OwnedRedis, startRedisServer } from '../support/redis-server.ts';
+import type { TestService } from '../support/service.ts';
+
+// The rate-limit counters live in a Redis this test owns; it kills Redis mid-run and brings it back.
+describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
+  const lines: { level: number; msg: string }[] = [];
+  let redis: OwnedRedis;
+  let service: TestService;
+
+  beforeAll(async () => {
+    redis = await startRedisServer(await freePort());
+    const logger = createLogger(
+      { logLevel: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    service = await startOAuthService({ REDIS_URL: redis.url }, { logger });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await redis?.kill();
+  });
+
+  const registerSixFrom = async (address: string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await register(
+        service,
+        { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' },
+        address,
+      );
+      statuses.push(response.status);
+    }
+    return statuses;
+  };
+  const readiness = async () => {
+    const response = await fetch(`${service.url}/readyz`);
+    return { status: response.status, body: await response.json() };
+  };
+  const outageLines = () => lines.filter((l) => /rate-limit Redis unreachable/.test(l.msg));
+  const recoveryLines = () => lines.filter((l) => /rate-limit Redis is back/.test(l.msg));
+
+  it('reports Redis in /readyz and enforces the limits through it', async () => {
+    expect(await readiness()).toEqual({ status: 200, body: { status: 'ok', database: 'ok', redis: 'ok' } });
+    expect(await registerSixFrom(randomAddress())).toEqual([201, 201, 201, 201, 201, 429]);
+  });
+
+  it('keeps serving without limits, stays ready (degraded), and logs the outage once', async () => {
+    await redis.kill();
+    expect(await readiness()).toEqual({
+      status: 200,
+      body: { status: 'degraded', database: 'ok', redis: 'unreachable' },
+    });
+    // Twelve requests that each meet the outage: all served, none turned away.
+    const from = randomAddress();
+    expect([...(await registerSixFrom(from)), ...(await registerSixFrom(from))]).toEqual(Array(12).fill(201));
+    expect(outageLines()).toHaveLength(1);
+    expect(outageLines()[0]!.level).toBe(50); // error
+  });
+
+  it('keeps answering readiness while Redis is away, with no further error lines', async () => {
+    for (let i = 0; i < 3; i++) expect((await readiness()).body.redis).toBe('unreachable');
+    expect(lines.filter((l) => l.level >= 50 && !/rate-limit Redis unreachable/.test(l.msg))).toEqual([]);
+  });
+
+  it('counts again once Redis is back, without a restart, and logs the recovery once', async () => {
+    await redis.restart();
+    // ioredis reconnects on its own; wait for it (bounded), then the limits hold again.
+    for (let i = 0; i < 100 && (await readiness()).body.redis !== 'ok'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await readiness()).toEqual({ status: 200, body: { status: 'ok', database: 'ok', redis: 'ok' } });
+    expect(await registerSixFrom(randomAddress())).toEqual([201, 201, 201, 201, 201, 429]);
+    expect(recoveryLines()).toHaveLength(1);
+    expect(outageLines()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,120 @@
+// Several real service processes (`node src/main.ts`, as `npm start` runs it) behind a small round-robin
+// load balancer of the test's own, for the multi-instance suite. Processes, not in-process servers, so
+// that an instance can be killed the way a machine dies (SIGKILL).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface Instance {
+  name: string;
+  port: number;
+  url: string;
+  /** Everything the process wrote, for a failure message. */
+  output: string[];
+  /** SIGKILL: no graceful shutdown, connections just drop. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait for the exit (graceful shutdown). */
+  stop(): Promise<void>;
+}
+
+/** Starts `node src/main.ts` with exactly `env` (plus PATH) and resolves once it listens. */
+export async function spawnInstance(
+  name: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<Instance> {
+  const output: string[] = [];
+  const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (output.join('').includes('Localization service listening on')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.once('exit', (code) =>
+      reject(new Error(`${name} exited (${code}) before listening:\n${output.join('')}`)),
+    );
+  });
+  const signal = async (sig: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    await exited;
+  };
+  return {
+    name,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    output,
+    kill: () => signal('SIGKILL'),
+    stop: () => signal('SIGTERM'),
+  };
+}
+
+export interface Balancer {
+  url: string;
+  /** The instances requests go to, in turn; replace entries to roll an upgrade. */
+  backends: Instance[];
+  close(): Promise<void>;
+}
+
+/**
+ * Round robin over `backends`, as a load balancer in front of the service would: adds X-Forwarded-For,
+ * and sends a request that could not even connect (the instance is gone) to the next backend. A request
+ * may name its backend with `x-test-backend: <name>`.
+ */
+export async function startBalancer(port: number, backends: Instance[]): Promise<Balancer> {
+  let next = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const pinned = req.headers['x-test-backend'];
+      const order = pinned
+        ? balancer.backends.filter((b) => b.name === pinned)
+        : balancer.backends.map((_, i) => balancer.backends[(next + i) % balancer.backends.length]!);
+      next++;
+      const attempt = (i: number) => {
+        const backend = order[i];
+        if (!backend) {
+          res.writeHead(502).end('no backend');
+          return;
+        }
+        const headers = { ...req.headers, 'x-forwarded-for': req.headers['x-forwarded-for'] ?? '127.0.0.1' };
+        const upstream = request(
+          { host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'x-test-served-by': backend.name });
+            answer.pipe(res);
+          },
+        );
+        upstream.on('error', (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ECONNREFUSED' && !pinned) attempt(i + 1);
+          else if (!res.headersSent) res.writeHead(502).end(`backend ${backend.name}: ${error.code}`);
+          else res.destroy();
+        });
+        upstream.end(body);
+      };
+      attempt(0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const balancer: Balancer = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    backends,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  return balancer;
+}
