@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Catalogue, OperationSpec } from '../api/catalogue.ts';
 import type { Scope } from '../authz/scopes.ts';
 import {
@@ -104,7 +104,7 @@ function deriveTool(
 
   const inputSchema: Tool['inputSchema'] = {
     type: 'object',
-    properties,
+    properties: properties as Tool['inputSchema']['properties'],
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
   };

@@ -1,7 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { type Catalogue, loadCatalogue } from '../../src/api/catalogue.ts';
 import { toOperationArguments, toToolResult } from '../../src/mcp/call.ts';
@@ -311,22 +312,26 @@ describe('tool derivation', () => {
 
 describe('the tools of openapi.yaml', () => {
   const tools = deriveTools(loadCatalogue());
-  const validator = new AjvJsonSchemaValidator();
+  const ajv = () => {
+    const instance = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(instance);
+    return instance;
+  };
 
-  it('have schemas the SDK client can compile, and output schemas that reject a wrong shape', () => {
+  it('have schemas a client can compile, and output schemas that reject a wrong shape', () => {
     expect(tools.length).toBeGreaterThan(0);
     for (const { tool } of tools) {
       expect(JSON.stringify(tool), tool.name).not.toContain('$ref');
       expect(tool.inputSchema.type).toBe('object');
-      validator.getValidator(tool.inputSchema);
+      ajv().compile(tool.inputSchema);
       if (tool.outputSchema) {
-        const check = validator.getValidator(tool.outputSchema);
-        expect(check('not an object').valid, tool.name).toBe(false);
+        const output = ajv().compile(tool.outputSchema);
+        expect(output('not an object'), tool.name).toBe(false);
       }
     }
     const listProjects = tools.find((t) => t.tool.name === 'list_projects')!;
-    const check = validator.getValidator(listProjects.tool.outputSchema!);
-    expect(check({ items: [], nextCursor: null }).valid).toBe(true);
-    expect(check({ items: [{ handle: 'x' }], nextCursor: null }).valid).toBe(false);
+    const check = ajv().compile(listProjects.tool.outputSchema!);
+    expect(check({ items: [], nextCursor: null })).toBe(true);
+    expect(check({ items: [{ handle: 'x' }], nextCursor: null })).toBe(false);
   });
 });
