@@ -97,16 +97,34 @@ export type Project = {
 
 export type ProjectCreate = {
     handle: Handle;
+    /**
+     * The project's display name.
+     */
     name: string;
+    /**
+     * What the project is, for people browsing the account.
+     */
     description?: string;
     sourceLocale: Locale;
+    /**
+     * The BCP 47 locales the project is translated into (stored in canonical form).
+     */
     targetLocales?: Array<Locale>;
 };
 
 export type ProjectUpdate = {
+    /**
+     * A new display name.
+     */
     name?: string;
+    /**
+     * What the project is, for people browsing the account.
+     */
     description?: string;
     sourceLocale?: Locale;
+    /**
+     * The whole new list of target locales (BCP 47); it replaces the old list.
+     */
     targetLocales?: Array<Locale>;
 };
 
@@ -160,6 +178,9 @@ export type AccountModelCreate = {
     model: ModelIdentifier;
     baseUrl?: ModelBaseUrl;
     apiKey?: ModelApiKey;
+    /**
+     * Make this the account's default model (the previous default stops being one).
+     */
     isDefault?: boolean;
 };
 
@@ -173,6 +194,9 @@ export type AccountModelUpdate = {
      * A new API key, or null to remove the stored one.
      */
     apiKey?: ModelApiKey | null;
+    /**
+     * true makes this the account's default model.
+     */
     isDefault?: boolean;
 };
 
@@ -224,8 +248,17 @@ export type AccountTokenCreated = AccountToken & {
 };
 
 export type AccountTokenCreate = {
+    /**
+     * A name that says where the token is used.
+     */
     name: string;
+    /**
+     * Optional notes on what the token is for.
+     */
     description?: string;
+    /**
+     * The scopes the token holds (object:action); its ceiling, whatever the account's roles allow.
+     */
     scopes: Array<Scope>;
     /**
      * Lifetime in days from now. Tokens created through the API always expire.
@@ -258,12 +291,24 @@ export type Organization = {
 
 export type OrganizationCreate = {
     handle: Handle;
+    /**
+     * The organization's name as people read it.
+     */
     displayName: string;
+    /**
+     * public lets every signed-in user read the organization and its projects.
+     */
     visibility?: 'private' | 'public';
 };
 
 export type OrganizationUpdate = {
+    /**
+     * A new display name.
+     */
     displayName?: string;
+    /**
+     * public lets every signed-in user read the organization and its projects.
+     */
     visibility?: 'private' | 'public';
 };
 
@@ -403,14 +448,26 @@ export type Voice = {
  * The whole voice; fields left out are empty in the new version.
  */
 export type VoiceSave = {
+    /**
+     * The tone of the translations, such as: friendly, precise.
+     */
     tone?: string;
     formality?: VoiceFormality;
+    /**
+     * Who reads the translations.
+     */
     targetAudience?: string;
     /**
      * Markdown.
      */
     guidelines?: string;
+    /**
+     * ISO 3166-1 alpha-2 codes of the countries the translations are for.
+     */
     targetCountries?: Array<CountryCode>;
+    /**
+     * What translators should know about the readers' culture.
+     */
     culturalNotes?: string;
     /**
      * Overrides keyed by BCP 47 locale (stored in canonical form).
@@ -419,7 +476,7 @@ export type VoiceSave = {
         [key: string]: VoiceOverride;
     };
     /**
-     * What changed and why
+     * What changed and why, for the history.
      */
     changeNote?: string;
 };
@@ -490,7 +547,7 @@ export type GlossarySave = {
      */
     entries: Array<GlossaryEntryInput>;
     /**
-     * What changed and why
+     * What changed and why, for the history.
      */
     changeNote?: string;
 };
@@ -1913,7 +1970,7 @@ export type RevokeInvitationError = RevokeInvitationErrors[keyof RevokeInvitatio
 
 export type RevokeInvitationResponses = {
     /**
-     * Revoked
+     * Revoked, or no longer pending.
      */
     204: void;
 };

@@ -312,26 +312,50 @@ describe('tool derivation', () => {
 
 describe('the tools of openapi.yaml', () => {
   const tools = deriveTools(loadCatalogue());
-  const ajv = () => {
-    const instance = new Ajv2020({ strict: false, allErrors: true });
-    addFormats.default(instance);
-    return instance;
+  // Strict mode refuses what a lenient validator lets through: unknown keywords (a stray key such as a
+  // description cut at a comma), `required` naming no property, ambiguous types. Some MCP clients validate
+  // this strictly, so every schema a tool shows must compile here.
+  const strict = () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats.default(ajv);
+    return ajv;
   };
 
-  it('have schemas a client can compile, and output schemas that reject a wrong shape', () => {
+  it('have input and output schemas that compile with Ajv in strict mode, and reject a wrong shape', () => {
     expect(tools.length).toBeGreaterThan(0);
     for (const { tool } of tools) {
       expect(JSON.stringify(tool), tool.name).not.toContain('$ref');
       expect(tool.inputSchema.type).toBe('object');
-      ajv().compile(tool.inputSchema);
+      const input = strict().compile(tool.inputSchema);
+      expect(input('not an object'), tool.name).toBe(false);
       if (tool.outputSchema) {
-        const output = ajv().compile(tool.outputSchema);
+        const output = strict().compile(tool.outputSchema);
         expect(output('not an object'), tool.name).toBe(false);
       }
     }
     const listProjects = tools.find((t) => t.tool.name === 'list_projects')!;
-    const check = ajv().compile(listProjects.tool.outputSchema!);
+    const check = strict().compile(listProjects.tool.outputSchema!);
     expect(check({ items: [], nextCursor: null })).toBe(true);
     expect(check({ items: [{ handle: 'x' }], nextCursor: null })).toBe(false);
+  });
+
+  it('describe every argument of every tool', () => {
+    const undescribed = tools.flatMap(({ tool }) =>
+      Object.entries(tool.inputSchema.properties ?? {})
+        .filter(([, schema]) => typeof (schema as { description?: unknown }).description !== 'string')
+        .map(([argument]) => `${tool.name}.${argument}`),
+    );
+    expect(undescribed).toEqual([]);
+  });
+
+  it('speak in tool and argument names, never in REST operationIds or HTTP headers', () => {
+    const operationIds = tools.map((definition) => definition.spec.operationId);
+    for (const { tool } of tools) {
+      const text = JSON.stringify({ description: tool.description, input: tool.inputSchema });
+      for (const operationId of operationIds) {
+        expect(text, `${tool.name} names ${operationId}`).not.toMatch(new RegExp(`\\b${operationId}\\b`));
+      }
+      expect(text, tool.name).not.toMatch(/\bIf-Match\b|\bETag\b/);
+    }
   });
 });
