@@ -552,6 +552,74 @@ export type GlossarySave = {
     changeNote?: string;
 };
 
+export type GlossaryUpsert = {
+    /**
+     * The entries to add or replace, matched by term; each term at most once.
+     */
+    entries: Array<GlossaryEntryInput>;
+    /**
+     * What changed and why, for the history.
+     */
+    changeNote?: string;
+};
+
+export type GlossaryRemove = {
+    /**
+     * The terms of the entries to remove, exactly as stored.
+     */
+    terms: Array<string>;
+    /**
+     * What changed and why, for the history.
+     */
+    changeNote?: string;
+};
+
+export type GlossaryEdit = {
+    /**
+     * The new version's number.
+     */
+    version: number;
+    /**
+     * The new version's ETag, for the next If-Match.
+     */
+    etag: string;
+    changeNote: string;
+    /**
+     * Personal account handle of the user who saved the version.
+     */
+    author: string | null;
+    createdAt: Timestamp;
+    /**
+     * Entries in the new version.
+     */
+    entryCount: number;
+    /**
+     * Terms that were not in the glossary before.
+     */
+    added: Array<string>;
+    /**
+     * Terms whose entry was replaced.
+     */
+    updated: Array<string>;
+    /**
+     * Terms whose entry was removed.
+     */
+    removed: Array<string>;
+};
+
+export type GlossaryEntryPage = {
+    /**
+     * The glossary version searched.
+     */
+    version: number;
+    /**
+     * The searched version's ETag, for If-Match.
+     */
+    etag: string;
+    items: Array<GlossaryEntry>;
+    nextCursor: NextCursor;
+};
+
 export type GlossaryVersionSummary = VersionSummary & {
     entryCount: number;
 };
@@ -2323,6 +2391,189 @@ export type SaveGlossaryResponses = {
 };
 
 export type SaveGlossaryResponse = SaveGlossaryResponses[keyof SaveGlossaryResponses];
+
+export type SearchGlossaryEntriesData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * A version number from the history; without it, the current version.
+         */
+        version?: number;
+        /**
+         * Only entries whose term starts with this text, ignoring case.
+         */
+        termPrefix?: string;
+        /**
+         * Only entries with an approved translation for this BCP 47 locale.
+         */
+        locale?: string;
+        /**
+         * true for only the terms that stay untranslated, false for only the others.
+         */
+        doNotTranslate?: boolean;
+        /**
+         * true for only the forbidden terms, false for only the others.
+         */
+        forbidden?: boolean;
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/glossary/entries';
+};
+
+export type SearchGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type SearchGlossaryEntriesError = SearchGlossaryEntriesErrors[keyof SearchGlossaryEntriesErrors];
+
+export type SearchGlossaryEntriesResponses = {
+    /**
+     * A page of matching entries.
+     */
+    200: GlossaryEntryPage;
+};
+
+export type SearchGlossaryEntriesResponse = SearchGlossaryEntriesResponses[keyof SearchGlossaryEntriesResponses];
+
+export type UpsertGlossaryEntriesData = {
+    body: GlossaryUpsert;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/entries';
+};
+
+export type UpsertGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type UpsertGlossaryEntriesError = UpsertGlossaryEntriesErrors[keyof UpsertGlossaryEntriesErrors];
+
+export type UpsertGlossaryEntriesResponses = {
+    /**
+     * The new version, summarised.
+     */
+    201: GlossaryEdit;
+};
+
+export type UpsertGlossaryEntriesResponse = UpsertGlossaryEntriesResponses[keyof UpsertGlossaryEntriesResponses];
+
+export type RemoveGlossaryEntriesData = {
+    body: GlossaryRemove;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/entries/remove';
+};
+
+export type RemoveGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type RemoveGlossaryEntriesError = RemoveGlossaryEntriesErrors[keyof RemoveGlossaryEntriesErrors];
+
+export type RemoveGlossaryEntriesResponses = {
+    /**
+     * The new version, summarised.
+     */
+    201: GlossaryEdit;
+};
+
+export type RemoveGlossaryEntriesResponse = RemoveGlossaryEntriesResponses[keyof RemoveGlossaryEntriesResponses];
 
 export type ListGlossaryVersionsData = {
     body?: never;
