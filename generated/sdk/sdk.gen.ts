@@ -140,7 +140,9 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Delete a project
  *
- * Deletes a project for good.
+ * Deletes a project for good: it cannot be undone, and its handle becomes free again. Ask the user
+ * before you call this.
+ *
  */
 export const deleteProject = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectData, ThrowOnError>) => (options.client ?? client).delete<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -117,15 +117,6 @@ describe('MCP server at /mcp', () => {
 
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
-
-    // deleteProject is not tagged x-mcp: there is no such tool, and nothing is deleted.
-    const unknownTool = await adaMcp
-      .callTool({ name: 'delete_project', arguments: { account: 'ada', project: 'docs' } })
-      .catch((e: unknown) => e);
-    expect(unknownTool).toBeInstanceOf(McpError);
-    expect((unknownTool as McpError).code).toBe(ErrorCode.InvalidParams);
-    const still = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'docs' } });
-    expect(still.response.status).toBe(200);
   });
 
   it("refuses another user's private account as the REST API does", async () => {

@@ -28,8 +28,8 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function call(name: string, args: Record<string, unknown> = {}) {
-  const result = await mcp.callTool({ name, arguments: args });
+async function call(name: string, args: Record<string, unknown> = {}, as: Client = mcp) {
+  const result = await as.callTool({ name, arguments: args });
   expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
   called.add(name);
   // biome-ignore lint/suspicious/noExplicitAny: the shape was just validated against the tool's outputSchema
@@ -45,6 +45,16 @@ describe('a tour of every MCP tool', () => {
     await call('update_project', { account: 'ada', project: 'site', description: 'The website' });
     expect((await call('get_project', { account: 'ada', project: 'site' }))!.description).toBe('The website');
     expect((await call('list_projects', { account: 'ada', limit: 5 }))!.items).toHaveLength(1);
+
+    const { tools } = await mcp.listTools();
+    expect(tools.find((tool) => tool.name === 'delete_project')!.annotations).toMatchObject({
+      destructiveHint: true,
+      readOnlyHint: false,
+    });
+    await call('create_project', { account: 'ada', handle: 'scratch', name: 'Scratch', sourceLocale: 'en' });
+    await call('delete_project', { account: 'ada', project: 'scratch' });
+    const gone = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'scratch' } });
+    expect(gone.response.status).toBe(404);
   });
 
   it('organizations, members and invitations', async () => {
@@ -55,16 +65,32 @@ describe('a tour of every MCP tool', () => {
       'acme',
     );
 
-    const invited = await call('create_invitation', {
-      org: 'acme',
-      email: 'bob@example.com',
-      role: 'member',
-    });
-    const accepted = await sdk.acceptInvitation({
-      client: bob.client,
-      body: { token: invited!.acceptToken },
-    });
-    expect(accepted.response.status).toBe(200);
+    // Bob's own agent answers the invitations sent to him: one declined, the next accepted.
+    const bobMcp = await modernClient(service, bob.token);
+    try {
+      const first = await call('create_invitation', {
+        org: 'acme',
+        email: 'bob@example.com',
+        role: 'member',
+      });
+      await call('decline_invitation', { token: first!.acceptToken }, bobMcp);
+      const declined = await sdk.listInvitations({
+        client: ada.client,
+        path: { org: 'acme' },
+        query: { status: 'declined' },
+      });
+      expect(declined.data?.items.find((i) => i.id === first!.id)?.status).toBe('declined');
+
+      const invited = await call('create_invitation', {
+        org: 'acme',
+        email: 'bob@example.com',
+        role: 'member',
+      });
+      const joined = await call('accept_invitation', { token: invited!.acceptToken }, bobMcp);
+      expect(joined).toMatchObject({ handle: 'acme' });
+    } finally {
+      await bobMcp.close();
+    }
     const second = await call('create_invitation', { org: 'acme', email: 'carol@example.com' });
     const pending = await call('list_invitations', { org: 'acme', status: 'pending' });
     expect(pending!.items.map((i: { email: string }) => i.email)).toEqual(['carol@example.com']);
