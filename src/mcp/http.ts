@@ -104,10 +104,12 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     next();
   };
 
-  // The SDK passes `authInfo` through to the factory untouched; the caller rides in its `extra`.
+  // The SDK passes `authInfo` through to the factory untouched; the caller rides in its `extra`. Modern
+  // answers are JSON (the default `auto` mode streams only when a handler emits a message before its
+  // result, and ours never do).
   const mcp = createMcpHandler(
     ({ authInfo }) => createRequestServer(registry, pipeline, authInfo?.extra?.context as CallContext),
-    { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: MAX_BODY_BYTES },
+    { legacy: 'stateless', maxRequestBodySize: MAX_BODY_BYTES },
   );
   const serve = toNodeHandler(mcp, { maxRequestBodySize: MAX_BODY_BYTES });
 

@@ -86,7 +86,10 @@ describe('2026-07-28 on the wire', () => {
   });
 
   it('marks tools/list cacheable for this caller only (ttlMs, cacheScope private)', async () => {
-    const { result } = await jsonRpcOf(await postModern(service, { method: 'tools/list' }, auth()));
+    const response = await postModern(service, { method: 'tools/list' }, auth());
+    // A modern answer is one JSON body, not a stream.
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    const { result } = await jsonRpcOf(response);
     expect(result.tools.length).toBeGreaterThan(0);
     expect(result.ttlMs).toBeGreaterThan(0);
     // The list is filtered by the token's scopes: no shared cache may hand it to another caller.
