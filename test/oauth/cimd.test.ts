@@ -88,7 +88,9 @@ beforeAll(async () => {
   docsOrigin = `https://127.0.0.1:${(documents.address() as AddressInfo).port}`;
 
   listener = createHttpServer((req, res) => {
-    callbacks.push(new URL(req.url ?? '/', redirectUrl));
+    // Only the redirect itself: the browser may also ask this listener for a favicon.
+    const url = new URL(req.url ?? '/', redirectUrl);
+    if (url.pathname === '/callback') callbacks.push(url);
     res.end('Signed in; you can close this window.');
   });
   listener.listen(0, '127.0.0.1');
@@ -296,6 +298,7 @@ describe.skipIf(!hasChromium)('an agent identified by its metadata document', ()
       await context.close();
     }
     const callback = callbacks.at(-1)!;
+    expect(callback.searchParams.get('state')).toBe('cimd-state');
     await firstTransport.finishAuth(callback.searchParams);
     expect(agent.saved?.access_token).toBeTruthy();
 
