@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DisconnectAppData, DisconnectAppErrors, DisconnectAppResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, LeaveOrganizationData, LeaveOrganizationErrors, LeaveOrganizationResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListConnectedAppsData, ListConnectedAppsErrors, ListConnectedAppsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses } from './types.gen.ts';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DisconnectAppData, DisconnectAppErrors, DisconnectAppResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, LeaveOrganizationData, LeaveOrganizationErrors, LeaveOrganizationResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListConnectedAppsData, ListConnectedAppsErrors, ListConnectedAppsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveGlossaryEntriesData, RemoveGlossaryEntriesErrors, RemoveGlossaryEntriesResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, SearchGlossaryEntriesData, SearchGlossaryEntriesErrors, SearchGlossaryEntriesResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpsertGlossaryEntriesData, UpsertGlossaryEntriesErrors, UpsertGlossaryEntriesResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -140,7 +140,9 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Delete a project
  *
- * Deletes a project for good.
+ * Deletes a project for good: it cannot be undone, and its handle becomes free again. Ask the user
+ * before you call this.
+ *
  */
 export const deleteProject = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectData, ThrowOnError>) => (options.client ?? client).delete<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -598,6 +600,67 @@ export const getGlossary = <ThrowOnError extends boolean = false>(options: Optio
 export const saveGlossary = <ThrowOnError extends boolean = false>(options: Options<SaveGlossaryData, ThrowOnError>) => (options.client ?? client).put<SaveGlossaryResponses, SaveGlossaryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/accounts/{account}/glossary',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search the entries of an account's glossary
+ *
+ * Returns one page of the glossary's entries, in glossary order, that match every filter given:
+ * `termPrefix` (the term starts with it, ignoring case), `locale` (the entry has an approved
+ * translation for that BCP 47 locale), `doNotTranslate` and `forbidden`. Without `version` the
+ * current version is searched; `nextCursor` keeps paging through the version the first page read,
+ * even when someone saves a newer one meanwhile. The body's `version` and `etag` name the version
+ * searched; send the `etag` as `If-Match` to upsertGlossaryEntries or removeGlossaryEntries.
+ *
+ */
+export const searchGlossaryEntries = <ThrowOnError extends boolean = false>(options: Options<SearchGlossaryEntriesData, ThrowOnError>) => (options.client ?? client).get<SearchGlossaryEntriesResponses, SearchGlossaryEntriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/entries',
+    ...options
+});
+
+/**
+ * Add or update glossary entries by term
+ *
+ * Saves a new glossary version (current + 1) that is the current one with the entries you send
+ * applied by term: an entry whose term is already in the glossary replaces that entry where it
+ * stands (fields you leave out take their defaults, as in saveGlossary); any other entry is added
+ * at the end, in the order sent. Send only the entries that change: one term of a 5000-entry
+ * glossary is a request of a few hundred bytes. At most 500 entries per request, and the glossary
+ * stays within 5000 entries. The first edit of an account with no glossary yet starts one.
+ *
+ * `If-Match` works as for saveGlossary: with the ETag you read, an edit based on an outdated
+ * version is refused with 412 and changes nothing (two agents editing different terms from the
+ * same version get one success and one 412); without it, the edit applies to whatever is current.
+ *
+ */
+export const upsertGlossaryEntries = <ThrowOnError extends boolean = false>(options: Options<UpsertGlossaryEntriesData, ThrowOnError>) => (options.client ?? client).patch<UpsertGlossaryEntriesResponses, UpsertGlossaryEntriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/entries',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove glossary entries by term
+ *
+ * Saves a new glossary version (current + 1) that is the current one without the entries whose
+ * terms you name; the other entries keep their order. A term that is not in the glossary is a 400
+ * pointing at it, and nothing is saved. At most 500 terms per request. `If-Match` works as for
+ * saveGlossary (412 when the glossary changed since you read it).
+ *
+ */
+export const removeGlossaryEntries = <ThrowOnError extends boolean = false>(options: Options<RemoveGlossaryEntriesData, ThrowOnError>) => (options.client ?? client).post<RemoveGlossaryEntriesResponses, RemoveGlossaryEntriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/accounts/{account}/glossary/entries/remove',
     ...options,
     headers: {
         'Content-Type': 'application/json',

@@ -97,16 +97,34 @@ export type Project = {
 
 export type ProjectCreate = {
     handle: Handle;
+    /**
+     * The project's display name.
+     */
     name: string;
+    /**
+     * What the project is, for people browsing the account.
+     */
     description?: string;
     sourceLocale: Locale;
+    /**
+     * The BCP 47 locales the project is translated into (stored in canonical form).
+     */
     targetLocales?: Array<Locale>;
 };
 
 export type ProjectUpdate = {
+    /**
+     * A new display name.
+     */
     name?: string;
+    /**
+     * What the project is, for people browsing the account.
+     */
     description?: string;
     sourceLocale?: Locale;
+    /**
+     * The whole new list of target locales (BCP 47); it replaces the old list.
+     */
     targetLocales?: Array<Locale>;
 };
 
@@ -160,6 +178,9 @@ export type AccountModelCreate = {
     model: ModelIdentifier;
     baseUrl?: ModelBaseUrl;
     apiKey?: ModelApiKey;
+    /**
+     * Make this the account's default model (the previous default stops being one).
+     */
     isDefault?: boolean;
 };
 
@@ -173,6 +194,9 @@ export type AccountModelUpdate = {
      * A new API key, or null to remove the stored one.
      */
     apiKey?: ModelApiKey | null;
+    /**
+     * true makes this the account's default model.
+     */
     isDefault?: boolean;
 };
 
@@ -224,8 +248,17 @@ export type AccountTokenCreated = AccountToken & {
 };
 
 export type AccountTokenCreate = {
+    /**
+     * A name that says where the token is used.
+     */
     name: string;
+    /**
+     * Optional notes on what the token is for.
+     */
     description?: string;
+    /**
+     * The scopes the token holds (object:action); its ceiling, whatever the account's roles allow.
+     */
     scopes: Array<Scope>;
     /**
      * Lifetime in days from now. Tokens created through the API always expire.
@@ -318,12 +351,24 @@ export type Organization = {
 
 export type OrganizationCreate = {
     handle: Handle;
+    /**
+     * The organization's name as people read it.
+     */
     displayName: string;
+    /**
+     * public lets every signed-in user read the organization and its projects.
+     */
     visibility?: 'private' | 'public';
 };
 
 export type OrganizationUpdate = {
+    /**
+     * A new display name.
+     */
     displayName?: string;
+    /**
+     * public lets every signed-in user read the organization and its projects.
+     */
     visibility?: 'private' | 'public';
 };
 
@@ -463,14 +508,26 @@ export type Voice = {
  * The whole voice; fields left out are empty in the new version.
  */
 export type VoiceSave = {
+    /**
+     * The tone of the translations, such as: friendly, precise.
+     */
     tone?: string;
     formality?: VoiceFormality;
+    /**
+     * Who reads the translations.
+     */
     targetAudience?: string;
     /**
      * Markdown.
      */
     guidelines?: string;
+    /**
+     * ISO 3166-1 alpha-2 codes of the countries the translations are for.
+     */
     targetCountries?: Array<CountryCode>;
+    /**
+     * What translators should know about the readers' culture.
+     */
     culturalNotes?: string;
     /**
      * Overrides keyed by BCP 47 locale (stored in canonical form).
@@ -479,7 +536,7 @@ export type VoiceSave = {
         [key: string]: VoiceOverride;
     };
     /**
-     * What changed and why
+     * What changed and why, for the history.
      */
     changeNote?: string;
 };
@@ -550,9 +607,77 @@ export type GlossarySave = {
      */
     entries: Array<GlossaryEntryInput>;
     /**
-     * What changed and why
+     * What changed and why, for the history.
      */
     changeNote?: string;
+};
+
+export type GlossaryUpsert = {
+    /**
+     * The entries to add or replace, matched by term; each term at most once.
+     */
+    entries: Array<GlossaryEntryInput>;
+    /**
+     * What changed and why, for the history.
+     */
+    changeNote?: string;
+};
+
+export type GlossaryRemove = {
+    /**
+     * The terms of the entries to remove, exactly as stored.
+     */
+    terms: Array<string>;
+    /**
+     * What changed and why, for the history.
+     */
+    changeNote?: string;
+};
+
+export type GlossaryEdit = {
+    /**
+     * The new version's number.
+     */
+    version: number;
+    /**
+     * The new version's ETag, for the next If-Match.
+     */
+    etag: string;
+    changeNote: string;
+    /**
+     * Personal account handle of the user who saved the version.
+     */
+    author: string | null;
+    createdAt: Timestamp;
+    /**
+     * Entries in the new version.
+     */
+    entryCount: number;
+    /**
+     * Terms that were not in the glossary before.
+     */
+    added: Array<string>;
+    /**
+     * Terms whose entry was replaced.
+     */
+    updated: Array<string>;
+    /**
+     * Terms whose entry was removed.
+     */
+    removed: Array<string>;
+};
+
+export type GlossaryEntryPage = {
+    /**
+     * The glossary version searched.
+     */
+    version: number;
+    /**
+     * The searched version's ETag, for If-Match.
+     */
+    etag: string;
+    items: Array<GlossaryEntry>;
+    nextCursor: NextCursor;
 };
 
 export type GlossaryVersionSummary = VersionSummary & {
@@ -2040,7 +2165,7 @@ export type RevokeInvitationError = RevokeInvitationErrors[keyof RevokeInvitatio
 
 export type RevokeInvitationResponses = {
     /**
-     * Revoked
+     * Revoked, or no longer pending.
      */
     204: void;
 };
@@ -2393,6 +2518,189 @@ export type SaveGlossaryResponses = {
 };
 
 export type SaveGlossaryResponse = SaveGlossaryResponses[keyof SaveGlossaryResponses];
+
+export type SearchGlossaryEntriesData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: {
+        /**
+         * A version number from the history; without it, the current version.
+         */
+        version?: number;
+        /**
+         * Only entries whose term starts with this text, ignoring case.
+         */
+        termPrefix?: string;
+        /**
+         * Only entries with an approved translation for this BCP 47 locale.
+         */
+        locale?: string;
+        /**
+         * true for only the terms that stay untranslated, false for only the others.
+         */
+        doNotTranslate?: boolean;
+        /**
+         * true for only the forbidden terms, false for only the others.
+         */
+        forbidden?: boolean;
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        /**
+         * Page size, 1 to 100.
+         */
+        limit?: number;
+    };
+    url: '/api/v1/accounts/{account}/glossary/entries';
+};
+
+export type SearchGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type SearchGlossaryEntriesError = SearchGlossaryEntriesErrors[keyof SearchGlossaryEntriesErrors];
+
+export type SearchGlossaryEntriesResponses = {
+    /**
+     * A page of matching entries.
+     */
+    200: GlossaryEntryPage;
+};
+
+export type SearchGlossaryEntriesResponse = SearchGlossaryEntriesResponses[keyof SearchGlossaryEntriesResponses];
+
+export type UpsertGlossaryEntriesData = {
+    body: GlossaryUpsert;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/entries';
+};
+
+export type UpsertGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type UpsertGlossaryEntriesError = UpsertGlossaryEntriesErrors[keyof UpsertGlossaryEntriesErrors];
+
+export type UpsertGlossaryEntriesResponses = {
+    /**
+     * The new version, summarised.
+     */
+    201: GlossaryEdit;
+};
+
+export type UpsertGlossaryEntriesResponse = UpsertGlossaryEntriesResponses[keyof UpsertGlossaryEntriesResponses];
+
+export type RemoveGlossaryEntriesData = {
+    body: GlossaryRemove;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/glossary/entries/remove';
+};
+
+export type RemoveGlossaryEntriesErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+};
+
+export type RemoveGlossaryEntriesError = RemoveGlossaryEntriesErrors[keyof RemoveGlossaryEntriesErrors];
+
+export type RemoveGlossaryEntriesResponses = {
+    /**
+     * The new version, summarised.
+     */
+    201: GlossaryEdit;
+};
+
+export type RemoveGlossaryEntriesResponse = RemoveGlossaryEntriesResponses[keyof RemoveGlossaryEntriesResponses];
 
 export type ListGlossaryVersionsData = {
     body?: never;

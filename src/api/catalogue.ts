@@ -18,8 +18,11 @@ export interface OperationSpec {
   scope: Scope;
   /** Path parameter naming the target account's handle; absent: the caller's own (role `self`). */
   accountParam: string | undefined;
-  /** `x-mcp`: exposed as an MCP tool, with an optional explicit tool name. */
-  mcp: { name?: string } | undefined;
+  /**
+   * `x-mcp`: exposed as an MCP tool, with an optional explicit tool name and an optional description
+   * written for agents (in tool and argument names) where the REST one speaks HTTP.
+   */
+  mcp: { name?: string; description?: string } | undefined;
   /** `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). */
   etag: boolean;
   raw: Record<string, unknown>;

@@ -27,6 +27,11 @@ export interface Config {
   seedDemo: boolean;
   /** The development sign-in page (pick or create a local user); never in production. */
   devLogin: boolean;
+  /**
+   * Fetch client ID metadata documents from loopback addresses (a developer's or a test's own server, its
+   * self-signed certificate accepted); never in production, where internal addresses are always refused.
+   */
+  cimdAllowLoopback: boolean;
   /** express `trust proxy` setting, so the client address is the real one behind a load balancer. */
   trustProxy: boolean | number | string;
   /** Check every successful REST response against openapi.yaml (on in tests, so the document cannot drift). */
@@ -132,6 +137,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const embedded = !databaseUrl;
   const seedDemo = parseBool('SEED_DEMO', str('SEED_DEMO'), embedded && nodeEnv !== 'test', problems);
   const devLogin = parseBool('DEV_LOGIN', str('DEV_LOGIN'), embedded && !production, problems);
+  const cimdAllowLoopback = parseBool(
+    'CIMD_ALLOW_LOOPBACK',
+    str('CIMD_ALLOW_LOOPBACK'),
+    !production,
+    problems,
+  );
   const validateResponses = parseBool(
     'VALIDATE_RESPONSES',
     str('VALIDATE_RESPONSES'),
@@ -191,6 +202,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   if (devLogin && production) problems.push('DEV_LOGIN cannot be enabled with NODE_ENV=production');
+  if (cimdAllowLoopback && production) {
+    problems.push('CIMD_ALLOW_LOOPBACK cannot be enabled with NODE_ENV=production');
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -207,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fieldEncryptionKey,
     seedDemo,
     devLogin,
+    cimdAllowLoopback,
     trustProxy,
     validateResponses,
     policyDir,

@@ -1,6 +1,6 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { OperationRequest, OperationResponse } from '../api/pipeline.ts';
-import { Problem, problems } from '../api/problem.ts';
+import { Problem, type ProblemBody, problems } from '../api/problem.ts';
 import type { ToolDefinition } from './tools.ts';
 
 // A tool call is an operation request in disguise: the flat arguments go back to path, query, headers
@@ -36,9 +36,55 @@ export function toOperationArguments(
   return request;
 }
 
+/**
+ * Arguments that do not fit the tool's inputSchema are the caller's mistake in the request itself:
+ * JSON-RPC -32602 (invalid params), whose `data` is the problem with every pointer rewritten to the
+ * argument the agent sent (`/arguments/handle`, `/arguments/if_match`), not to REST's `/body/handle`.
+ */
+export function invalidArguments(definition: ToolDefinition, problem: Problem | ProblemBody): ProtocolError {
+  const body = problem instanceof Problem ? problem.toJSON() : problem;
+  const errors = (body.errors ?? []).map((issue) => ({
+    ...issue,
+    pointer: argumentPointer(definition, issue.pointer),
+  }));
+  const where = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ');
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `Invalid arguments for tool ${definition.tool.name}${where ? `: ${where}` : ''}`,
+    { ...body, errors },
+  );
+}
+
+const PLACES: Record<string, 'path' | 'query' | 'header' | 'body'> = {
+  params: 'path',
+  query: 'query',
+  header: 'header',
+  headers: 'header',
+  body: 'body',
+};
+
+/** `/body/entries/0/term` -> `/arguments/entries/0/term`; `/header/if-match` -> `/arguments/if_match`. */
+function argumentPointer(definition: ToolDefinition, pointer: string): string {
+  if (pointer.startsWith('/arguments')) return pointer;
+  const [, section = '', name, ...rest] = pointer.split('/');
+  const place = PLACES[section];
+  if (!place) return pointer;
+  if (place === 'body' && definition.wholeBody) return `/arguments/body${pointer.slice('/body'.length)}`;
+  if (name === undefined) return '/arguments';
+  for (const [argument, target] of definition.placement) {
+    if (target.in === place && target.name.toLowerCase() === name.toLowerCase()) {
+      return ['', 'arguments', argument, ...rest].join('/');
+    }
+  }
+  return pointer;
+}
+
 /** Success: structuredContent and a JSON text copy. Failure: isError with the problem details only. */
 export function toToolResult(definition: ToolDefinition, response: OperationResponse): CallToolResult {
-  if (response.status >= 400) return problemResult(response.body);
+  if (response.status >= 400) {
+    if (isValidationProblem(response)) throw invalidArguments(definition, response.body as ProblemBody);
+    return problemResult(response.body);
+  }
   if (response.body === undefined) {
     return { content: [{ type: 'text', text: `Done (HTTP ${response.status}, no content).` }] };
   }
@@ -46,6 +92,12 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
     ? { result: response.body }
     : (response.body as Record<string, unknown>);
   return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }] };
+}
+
+/** A 400 whose body points at what was sent: the arguments broke the tool's schema. */
+function isValidationProblem(response: OperationResponse): boolean {
+  const body = response.body as ProblemBody | undefined;
+  return response.status === 400 && Array.isArray(body?.errors) && body.errors.length > 0;
 }
 
 export function problemResult(problem: unknown): CallToolResult {

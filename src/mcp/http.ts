@@ -1,16 +1,20 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
 import { labelOperation } from '../lib/metrics.ts';
-import { createRequestServer, type ToolRegistry } from './server.ts';
+import { type CallContext, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 
-// The Streamable HTTP door at /mcp. Stateless: each POST gets its own server and transport, so any
-// instance answers any request and nothing lives in memory between requests. The HTTP layer does what
-// must be HTTP to be understood by clients: authentication (401 challenge, once per request), the scope
-// step-up (403 challenge), the Origin check against DNS rebinding, and CORS.
+// The Streamable HTTP door at /mcp, on the v2 SDK's createMcpHandler: one server definition answers the
+// 2026-07-28 revision (no initialize, a `_meta` envelope on every request, server/discover, the
+// Mcp-Method/Mcp-Name headers checked against the body) and, on its stateless legacy path, 2025-03-26 ...
+// 2025-11-25 clients. Each request gets its own server, so any instance answers any request and nothing
+// lives in memory between requests. The HTTP layer here does what must be HTTP to be understood by
+// clients: authentication (401 challenge, once per request), the scope step-up (403 challenge), the Origin
+// check against DNS rebinding, and CORS.
 
 export interface McpHttpOptions {
   baseUrl: string;
@@ -21,9 +25,10 @@ export interface McpHttpOptions {
 }
 
 export const MCP_PATH = '/mcp';
+const MAX_BODY_BYTES = 1024 * 1024;
 
 const CORS_ALLOW_HEADERS =
-  'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
+  'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate';
 const CORS_EXPOSE_HEADERS = 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version';
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -80,7 +85,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     next();
   };
 
-  const parseJson = express.json({ limit: '1mb', type: 'application/json' });
+  const parseJson = express.json({ limit: MAX_BODY_BYTES, type: 'application/json' });
 
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
   const checkScopes = (req: Request, res: Response, next: NextFunction) => {
@@ -103,21 +108,30 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     next();
   };
 
+  // The SDK passes `authInfo` through to the factory untouched; the caller rides in its `extra`. Modern
+  // answers are JSON (the default `auto` mode streams only when a handler emits a message before its
+  // result, and ours never do).
+  const mcp = createMcpHandler(
+    ({ authInfo }) => createRequestServer(registry, pipeline, authInfo?.extra?.context as CallContext),
+    { legacy: 'stateless', maxRequestBodySize: MAX_BODY_BYTES },
+  );
+  const serve = toNodeHandler(mcp, { maxRequestBodySize: MAX_BODY_BYTES });
+
   const handle = async (req: Request, res: Response) => {
-    const server = createRequestServer(registry, pipeline, {
-      caller: res.locals.caller,
+    const caller: Caller = res.locals.caller;
+    const context: CallContext = {
+      caller,
       bearer: res.locals.bearer,
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
-    });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    };
+    const auth: AuthInfo = {
+      token: res.locals.bearer,
+      clientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : 'account-token',
+      scopes: [...caller.scopes],
+      extra: { context },
+    };
+    (req as Request & { auth?: AuthInfo }).auth = auth;
+    await serve(req, res, req.body);
   };
 
   // Express 5 passes rejected promises of async handlers on to the error handlers.

@@ -17,8 +17,15 @@ ceiling: your role on the account still decides, and something you may not see i
 
 Voice, glossary and glossary settings are edited by several people: their reads return an etag; pass it \
 back as if_match when you save, and a save over someone else's newer change fails (status 412) instead of \
-silently overwriting it. Voice and glossary keep every saved version.
+silently overwriting it. Voice and glossary keep every saved version. To change a few glossary terms, \
+send only those: upsert_glossary_entries adds or replaces entries by term and remove_glossary_entries drops \
+them (same if_match rule); search_glossary_entries finds entries a page at a time instead of reading the \
+whole glossary.
 
-Errors come back as tool results with isError set and RFC 9457 problem details as text; validation errors \
-carry JSON pointers (such as /body/handle) to the argument that was wrong. This server does not start \
+An invitation to an organization is answered by the invited user with accept_invitation or \
+decline_invitation and the invitation's token. delete_project cannot be undone: ask the user first.
+
+Arguments that do not fit a tool's inputSchema are refused as JSON-RPC error -32602, whose data carries JSON \
+pointers (such as /arguments/handle) to each argument that was wrong. Other failures come back as tool \
+results with isError set and RFC 9457 problem details as text. This server does not start \
 translations or revisions and does not report per-file translation status.`;

@@ -1,15 +1,8 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { OperationRequest, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
-import { problemResult, toOperationArguments, toToolResult } from './call.ts';
+import { invalidArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import type { ToolDefinition } from './tools.ts';
 
@@ -20,10 +13,6 @@ export interface ToolRegistry {
   serverInfo: { name: string; title: string; version: string };
 }
 
-// Server would build its own Ajv (with formats) per instance, for elicitation we never send; with one server
-// per request that cost showed in the benchmark, so every server shares this one.
-const sharedValidator = new AjvJsonSchemaValidator();
-
 export interface CallContext {
   caller: Caller;
   bearer: string;
@@ -31,8 +20,15 @@ export interface CallContext {
 }
 
 /**
- * One low-level MCP server for one HTTP request (the endpoint is stateless): it already knows who is
- * calling, so tools/list is filtered by the token's scopes and tools/call goes straight to the pipeline.
+ * How long a client may keep a tools/list result. The list is derived once at start and changes only with
+ * a deployment; it is filtered by the caller's scopes, so it is `private` (never shared between tokens).
+ */
+export const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
+
+/**
+ * One low-level MCP server for one HTTP request (the endpoint is stateless, for both protocol eras): it
+ * already knows who is calling, so tools/list is filtered by the token's scopes and tools/call goes
+ * straight to the pipeline. The same definition serves 2026-07-28 requests and 2025-era ones.
  */
 export function createRequestServer(
   registry: ToolRegistry,
@@ -42,22 +38,22 @@ export function createRequestServer(
   const server = new Server(registry.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
-    jsonSchemaValidator: sharedValidator,
+    cacheHints: { 'tools/list': TOOLS_LIST_CACHE },
   });
   const { caller } = context;
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', async () => ({
     tools: registry.all.filter((definition) => caller.scopes.has(definition.scope)).map((d) => d.tool),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const definition = registry.byName.get(request.params.name);
     // Out-of-scope calls never get here (the HTTP layer answers them with a 403 challenge).
     if (!definition || !caller.scopes.has(definition.scope)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     }
     const args = toOperationArguments(definition, request.params.arguments ?? {});
-    if (args instanceof Problem) return problemResult(args);
+    if (args instanceof Problem) throw invalidArguments(definition, args);
     const response = await pipeline.execute({
       operationId: definition.spec.operationId,
       ...args,

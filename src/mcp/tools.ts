@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Catalogue, OperationSpec } from '../api/catalogue.ts';
 import type { Scope } from '../authz/scopes.ts';
 import {
@@ -37,6 +37,7 @@ const WHOLE_BODY_ARGUMENT = 'body';
 export function deriveTools(catalogue: Catalogue): ToolDefinition[] {
   const tools: ToolDefinition[] = [];
   const names = new Map<string, string>();
+  const wording = toolWording(catalogue);
   for (const spec of catalogue.operations.values()) {
     if (!spec.mcp) continue;
     const where = `${spec.method.toUpperCase()} ${spec.path} (${spec.operationId})`;
@@ -48,7 +49,7 @@ export function deriveTools(catalogue: Catalogue): ToolDefinition[] {
     const taken = names.get(name);
     if (taken) throw new Error(`openapi.yaml: ${where} and ${taken} both become the MCP tool "${name}"`);
     names.set(name, spec.operationId);
-    tools.push(deriveTool(catalogue.document, spec, name, where));
+    tools.push(rewordTool(deriveTool(catalogue.document, spec, name, where), wording));
   }
   return tools;
 }
@@ -104,7 +105,7 @@ function deriveTool(
 
   const inputSchema: Tool['inputSchema'] = {
     type: 'object',
-    properties,
+    properties: properties as Tool['inputSchema']['properties'],
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
   };
@@ -161,7 +162,8 @@ function outputSchemaOf(document: Record<string, unknown>, spec: OperationSpec, 
 }
 
 function describe(spec: OperationSpec): string {
-  const parts = [spec.summary.trim().replace(/\.?$/, '.'), spec.description.trim()].filter(Boolean);
+  const body = (spec.mcp?.description ?? spec.description).trim();
+  const parts = [spec.summary.trim().replace(/\.?$/, '.'), body].filter(Boolean);
   parts.push(`Requires the ${spec.scope} scope.`);
   if (spec.accountParam) {
     parts.push(
@@ -169,6 +171,56 @@ function describe(spec: OperationSpec): string {
     );
   }
   return parts.join('\n\n');
+}
+
+/**
+ * REST documentation names operations by operationId and speaks of HTTP headers; an agent knows only tools
+ * and arguments. So every description a tool shows (its own, its arguments', its output fields') is
+ * reworded at derivation: `saveGlossary` -> `save_glossary`, `If-Match` -> `if_match`, `ETag` -> `etag`.
+ * openapi.yaml keeps its REST wording; where a sentence needs more than a word swapped, the operation's
+ * `x-mcp.description` replaces its description for MCP.
+ */
+function toolWording(catalogue: Catalogue): (text: string) => string {
+  const swaps = new Map<string, string>([
+    ['If-Match', 'if_match'],
+    ['ETag', 'etag'],
+  ]);
+  for (const spec of catalogue.operations.values()) {
+    swaps.set(spec.operationId, spec.mcp?.name ?? snakeCase(spec.operationId));
+  }
+  const pattern = new RegExp(`(?<![\\w-])(${[...swaps.keys()].join('|')})(?![\\w-])`, 'g');
+  return (text) =>
+    text
+      // REST says where the version travels twice (header and body); a tool result has only the field.
+      .replace(/The `ETag` header \(also in the body\s+as `etag`\)/g, 'The `etag` field of the result')
+      .replace(pattern, (word) => swaps.get(word) ?? word);
+}
+
+function rewordTool(definition: ToolDefinition, reword: (text: string) => string): ToolDefinition {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [
+        key,
+        (key === 'description' || key === 'title') && typeof value === 'string'
+          ? reword(value)
+          : key === 'enum' || key === 'const' || key === 'default' || key === 'examples'
+            ? value
+            : walk(value),
+      ]),
+    );
+  };
+  const tool = definition.tool;
+  return {
+    ...definition,
+    tool: {
+      ...tool,
+      ...(tool.description ? { description: reword(tool.description) } : {}),
+      inputSchema: walk(tool.inputSchema) as Tool['inputSchema'],
+      ...(tool.outputSchema ? { outputSchema: walk(tool.outputSchema) as Tool['outputSchema'] } : {}),
+    },
+  };
 }
 
 /** `listProjects` -> `list_projects`, `If-Match` -> `if_match`. */

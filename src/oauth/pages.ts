@@ -110,6 +110,12 @@ export interface ConsentView {
   reconfirm?: boolean;
 }
 
+/** The host of a client ID metadata document URL (a client named by an https URL); none for other IDs. */
+function documentHost(clientId: string): string | undefined {
+  if (!clientId.startsWith('https://')) return undefined;
+  return URL.parse(clientId)?.host;
+}
+
 export function consentPage(view: ConsentView): string {
   return page(
     `Allow ${view.clientName}?`,
@@ -117,6 +123,7 @@ export function consentPage(view: ConsentView): string {
 <p>Signed in as <strong>@${view.userHandle}</strong>.</p>
 <div class="card">
   <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>${view.redirectNote ? html` (${view.redirectNote})` : html``}.</p>
+  ${documentHost(view.clientId) ? html`<p>It identifies itself with a document published by <strong>${documentHost(view.clientId)!}</strong>.</p>` : html``}
   <p class="muted">Client ID: <code>${view.clientId}</code></p>
 </div>
 ${

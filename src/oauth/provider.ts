@@ -12,6 +12,7 @@ import { ALL_SCOPES } from '../authz/scopes.ts';
 import { User } from '../db/entities/index.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
 import { createAdapterFactory } from './adapter.ts';
+import { guardedFetch } from './cimd.ts';
 import { findRememberedGrantId } from './connected-apps.ts';
 import { errorPage } from './pages.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
@@ -48,6 +49,18 @@ export const TTL = {
   Grant: 365 * 24 * 60 * 60,
   Session: 14 * 24 * 60 * 60,
   Interaction: 60 * 60,
+} as const;
+
+/**
+ * Client ID Metadata Documents: how long a fetch may take, how large a document may be, and how long a
+ * fetched one is reused (its Cache-Control max-age, clamped to these bounds, which sit inside the
+ * feature's own 30 s .. 1 day). A client is rarely re-fetched, and a changed document takes effect within
+ * the hour.
+ */
+export const CIMD = {
+  timeoutMs: 2000,
+  maxBytes: 5 * 1024,
+  cacheSeconds: { min: 60, max: 3600 },
 } as const;
 
 /** A rotated refresh token keeps working this long, so two parallel refreshes do not revoke the grant. */
@@ -89,6 +102,13 @@ export function createProvider(ctx: ServiceContext): Provider {
       id_token_signed_response_alg: signingAlg,
     },
     allowOmittingSingleRegisteredRedirectUri: false,
+    // Every outgoing request of the provider (today only client ID metadata documents) is guarded.
+    fetch: guardedFetch({
+      allowLoopback: config.cimdAllowLoopback,
+      timeoutMs: CIMD.timeoutMs,
+      maxBytes: CIMD.maxBytes,
+    }) as unknown as Configuration['fetch'],
+    fetchResponseBodyLimits: { 'client_id metadata document': CIMD.maxBytes },
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
@@ -98,6 +118,13 @@ export function createProvider(ctx: ServiceContext): Provider {
       dPoP: { enabled: false },
       deviceFlow: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      // An https URL as client_id names a client by the JSON document published there (src/oauth/cimd.ts
+      // guards the fetch). Dynamic registration stays for clients that do not publish one.
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        cacheDuration: CIMD.cacheSeconds,
+      },
       revocation: {
         enabled: true,
         // A client revokes only its own tokens.

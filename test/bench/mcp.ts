@@ -1,5 +1,5 @@
-// MCP against REST on the same operation: tools/call list_projects (a stateless POST /mcp, a server and a
-// transport per request) next to GET /api/v1/accounts/{account}/projects, one after the other, same data.
+// MCP against REST on the same operation: tools/call list_projects at the 2026-07-28 revision (a stateless
+// POST /mcp with its `_meta` envelope, a server per request, a JSON answer) next to GET /api/v1/accounts/{account}/projects, one after the other, same data.
 import { type BenchEnv, compare } from './harness.ts';
 
 export async function benchMcp(env: BenchEnv) {
@@ -7,13 +7,23 @@ export async function benchMcp(env: BenchEnv) {
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
-    params: { name: 'list_projects', arguments: { account: env.handle } },
+    params: {
+      name: 'list_projects',
+      arguments: { account: env.handle },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
   };
   const mcpHeaders = {
     authorization: `Bearer ${env.token}`,
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-06-18',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'list_projects',
   };
   await assertSameList(env, call, mcpHeaders);
 

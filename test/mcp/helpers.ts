@@ -1,3 +1,7 @@
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser } from 'playwright-core';
@@ -7,12 +11,45 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
 import type { TestService } from '../support/service.ts';
 
-/** An MCP SDK client connected to the service's /mcp with a bearer token (or none). */
-export async function mcpClient(service: { url: string }, token?: string): Promise<Client> {
+export const MODERN_REVISION = '2026-07-28';
+
+/** The v2 SDK client pinned to the 2026-07-28 revision (no fallback), with a bearer token. */
+export async function modernClient(service: { url: string }, token: string): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: 'l10n-test-v2', version: '2.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN_REVISION } } },
+  );
+  await client.connect(
+    new ModernTransport(new URL(`${service.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/**
+ * A v1 SDK (`@modelcontextprotocol/sdk` 1.x) client: the 2025-era initialize handshake at `protocolVersion`
+ * (its latest, 2025-11-25, unless told), served on the legacy path.
+ */
+export async function mcpClient(
+  service: { url: string },
+  token?: string,
+  protocolVersion?: string,
+): Promise<Client> {
   const client = new Client({ name: 'l10n-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), {
     requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
   });
+  if (protocolVersion) {
+    // The v1 client always offers its latest revision; an older client is one whose initialize offers less.
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      if ('method' in message && message.method === 'initialize' && message.params) {
+        message = { ...message, params: { ...message.params, protocolVersion } };
+      }
+      return send(message, options);
+    };
+  }
   await client.connect(transport);
   return client;
 }
@@ -52,6 +89,54 @@ export function postMcp(
     },
     body: JSON.stringify(body),
   });
+}
+
+/** A 2026-07-28 request: the `_meta` envelope in the body and the Mcp-Method (and Mcp-Name) headers. */
+export function postModern(
+  service: { url: string },
+  message: { id?: number; method: string; params?: Record<string, unknown> },
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const params = message.params ?? {};
+  const name: Record<string, string> = typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {};
+  return fetch(`${service.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'Mcp-Protocol-Version': MODERN_REVISION,
+      'Mcp-Method': message.method,
+      ...name,
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: message.id ?? 1,
+      method: message.method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN_REVISION,
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+          ...(params._meta as object | undefined),
+        },
+      },
+    }),
+  });
+}
+
+/** The JSON-RPC message of a response, whether sent as JSON or as one SSE `message` event. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC answer, read by tests as the shape they expect
+export async function jsonRpcOf(response: Response): Promise<Record<string, any>> {
+  const text = await response.text();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
+  const data = text
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trim())
+    .filter(Boolean);
+  return JSON.parse(data.at(-1)!);
 }
 
 export { launchChromium } from '../support/environment.ts';

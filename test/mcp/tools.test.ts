@@ -1,7 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { type Catalogue, loadCatalogue } from '../../src/api/catalogue.ts';
 import { toOperationArguments, toToolResult } from '../../src/mcp/call.ts';
@@ -311,22 +312,50 @@ describe('tool derivation', () => {
 
 describe('the tools of openapi.yaml', () => {
   const tools = deriveTools(loadCatalogue());
-  const validator = new AjvJsonSchemaValidator();
+  // Strict mode refuses what a lenient validator lets through: unknown keywords (a stray key such as a
+  // description cut at a comma), `required` naming no property, ambiguous types. Some MCP clients validate
+  // this strictly, so every schema a tool shows must compile here.
+  const strict = () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats.default(ajv);
+    return ajv;
+  };
 
-  it('have schemas the SDK client can compile, and output schemas that reject a wrong shape', () => {
+  it('have input and output schemas that compile with Ajv in strict mode, and reject a wrong shape', () => {
     expect(tools.length).toBeGreaterThan(0);
     for (const { tool } of tools) {
       expect(JSON.stringify(tool), tool.name).not.toContain('$ref');
       expect(tool.inputSchema.type).toBe('object');
-      validator.getValidator(tool.inputSchema);
+      const input = strict().compile(tool.inputSchema);
+      expect(input('not an object'), tool.name).toBe(false);
       if (tool.outputSchema) {
-        const check = validator.getValidator(tool.outputSchema);
-        expect(check('not an object').valid, tool.name).toBe(false);
+        const output = strict().compile(tool.outputSchema);
+        expect(output('not an object'), tool.name).toBe(false);
       }
     }
     const listProjects = tools.find((t) => t.tool.name === 'list_projects')!;
-    const check = validator.getValidator(listProjects.tool.outputSchema!);
-    expect(check({ items: [], nextCursor: null }).valid).toBe(true);
-    expect(check({ items: [{ handle: 'x' }], nextCursor: null }).valid).toBe(false);
+    const check = strict().compile(listProjects.tool.outputSchema!);
+    expect(check({ items: [], nextCursor: null })).toBe(true);
+    expect(check({ items: [{ handle: 'x' }], nextCursor: null })).toBe(false);
+  });
+
+  it('describe every argument of every tool', () => {
+    const undescribed = tools.flatMap(({ tool }) =>
+      Object.entries(tool.inputSchema.properties ?? {})
+        .filter(([, schema]) => typeof (schema as { description?: unknown }).description !== 'string')
+        .map(([argument]) => `${tool.name}.${argument}`),
+    );
+    expect(undescribed).toEqual([]);
+  });
+
+  it('speak in tool and argument names, never in REST operationIds or HTTP headers', () => {
+    const operationIds = tools.map((definition) => definition.spec.operationId);
+    for (const { tool } of tools) {
+      const text = JSON.stringify({ description: tool.description, input: tool.inputSchema });
+      for (const operationId of operationIds) {
+        expect(text, `${tool.name} names ${operationId}`).not.toMatch(new RegExp(`\\b${operationId}\\b`));
+      }
+      expect(text, tool.name).not.toMatch(/\bIf-Match\b|\bETag\b/);
+    }
   });
 });

@@ -1,11 +1,12 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { mcpClient } from './helpers.ts';
+import { modernClient } from './helpers.ts';
 
-// Every tool of tools/list is called with valid arguments and must succeed; the SDK client validates
+// Every tool of tools/list is called with valid arguments and must succeed, by the v2 SDK client at the
+// 2026-07-28 revision (server.test.ts and modern.test.ts cover the 2025-era clients); the client validates
 // each structuredContent against the tool's outputSchema, so a response that drifts from openapi.yaml's
 // success schema fails here. A new x-mcp operation fails the last test until the tour calls it.
 
@@ -19,7 +20,7 @@ beforeAll(async () => {
   service = await startTestService();
   ada = await createTestUser(service, 'ada');
   bob = await createTestUser(service, 'bob');
-  mcp = await mcpClient(service, ada.token);
+  mcp = await modernClient(service, ada.token);
   await mcp.listTools(); // the client validates outputs of the tools it has listed
 });
 afterAll(async () => {
@@ -27,8 +28,8 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function call(name: string, args: Record<string, unknown> = {}) {
-  const result = await mcp.callTool({ name, arguments: args });
+async function call(name: string, args: Record<string, unknown> = {}, as: Client = mcp) {
+  const result = await as.callTool({ name, arguments: args });
   expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
   called.add(name);
   // biome-ignore lint/suspicious/noExplicitAny: the shape was just validated against the tool's outputSchema
@@ -44,6 +45,16 @@ describe('a tour of every MCP tool', () => {
     await call('update_project', { account: 'ada', project: 'site', description: 'The website' });
     expect((await call('get_project', { account: 'ada', project: 'site' }))!.description).toBe('The website');
     expect((await call('list_projects', { account: 'ada', limit: 5 }))!.items).toHaveLength(1);
+
+    const { tools } = await mcp.listTools();
+    expect(tools.find((tool) => tool.name === 'delete_project')!.annotations).toMatchObject({
+      destructiveHint: true,
+      readOnlyHint: false,
+    });
+    await call('create_project', { account: 'ada', handle: 'scratch', name: 'Scratch', sourceLocale: 'en' });
+    await call('delete_project', { account: 'ada', project: 'scratch' });
+    const gone = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'scratch' } });
+    expect(gone.response.status).toBe(404);
   });
 
   it('organizations, members and invitations', async () => {
@@ -54,16 +65,32 @@ describe('a tour of every MCP tool', () => {
       'acme',
     );
 
-    const invited = await call('create_invitation', {
-      org: 'acme',
-      email: 'bob@example.com',
-      role: 'member',
-    });
-    const accepted = await sdk.acceptInvitation({
-      client: bob.client,
-      body: { token: invited!.acceptToken },
-    });
-    expect(accepted.response.status).toBe(200);
+    // Bob's own agent answers the invitations sent to him: one declined, the next accepted.
+    const bobMcp = await modernClient(service, bob.token);
+    try {
+      const first = await call('create_invitation', {
+        org: 'acme',
+        email: 'bob@example.com',
+        role: 'member',
+      });
+      await call('decline_invitation', { token: first!.acceptToken }, bobMcp);
+      const declined = await sdk.listInvitations({
+        client: ada.client,
+        path: { org: 'acme' },
+        query: { status: 'declined' },
+      });
+      expect(declined.data?.items.find((i) => i.id === first!.id)?.status).toBe('declined');
+
+      const invited = await call('create_invitation', {
+        org: 'acme',
+        email: 'bob@example.com',
+        role: 'member',
+      });
+      const joined = await call('accept_invitation', { token: invited!.acceptToken }, bobMcp);
+      expect(joined).toMatchObject({ handle: 'acme' });
+    } finally {
+      await bobMcp.close();
+    }
     const second = await call('create_invitation', { org: 'acme', email: 'carol@example.com' });
     const pending = await call('list_invitations', { org: 'acme', status: 'pending' });
     expect(pending!.items.map((i: { email: string }) => i.email)).toEqual(['carol@example.com']);
@@ -101,7 +128,28 @@ describe('a tour of every MCP tool', () => {
     });
     const glossary = await call('get_glossary', { account: 'acme' });
     expect(glossary!.entries[1].translations).toEqual({ de: 'Arbeitsbereich' });
-    expect((await call('list_glossary_versions', { account: 'acme' }))!.items).toHaveLength(1);
+    const upserted = await call('upsert_glossary_entries', {
+      account: 'acme',
+      if_match: glossary!.etag,
+      entries: [{ term: 'workspace', translations: { de: 'Arbeitsbereich', fr: 'espace de travail' } }],
+      changeNote: 'French for workspace',
+    });
+    expect(upserted).toMatchObject({ version: 2, updated: ['workspace'], entryCount: 2 });
+    const found = await call('search_glossary_entries', { account: 'acme', locale: 'fr' });
+    expect(found!.items.map((entry: { term: string }) => entry.term)).toEqual(['workspace']);
+    const staleEdit = await mcp.callTool({
+      name: 'remove_glossary_entries',
+      arguments: { account: 'acme', if_match: glossary!.etag, terms: ['workspace'] },
+    });
+    expect(staleEdit.isError).toBe(true);
+    expect(JSON.parse((staleEdit.content as { text: string }[])[0]!.text).status).toBe(412);
+    const removed = await call('remove_glossary_entries', {
+      account: 'acme',
+      if_match: upserted!.etag,
+      terms: ['workspace'],
+    });
+    expect(removed).toMatchObject({ version: 3, removed: ['workspace'], entryCount: 1 });
+    expect((await call('list_glossary_versions', { account: 'acme' }))!.items).toHaveLength(3);
     const settings = await call('get_glossary_settings', { account: 'acme' });
     const updated = await call('update_glossary_settings', {
       account: 'acme',

@@ -7,10 +7,10 @@ import {
   type IGlossaryVersion,
 } from '../../db/entities/index.ts';
 import { userHandles } from '../../domain/users.ts';
-import { canonicalLocaleKeys } from '../../domain/validation.ts';
+import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { assertIfMatch, flushUnlessRaced, lostRace, revisionEtag, versionEtag } from '../etag.ts';
 import { page } from '../pagination.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { OperationContext, OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import {
   authorHandle,
@@ -64,6 +64,9 @@ function serializeGlossary(row: IGlossaryVersion, entries: EntryFields[], author
     entries: entries.map(serializeEntry),
   };
 }
+
+/** The most entries a glossary version holds (the whole save's limit, kept by the edits too). */
+const MAX_ENTRIES = 5000;
 
 /** Entries in stored form; a term listed twice is reported at its second occurrence. */
 function validEntries(entries: EntryInput[]): EntryFields[] {
@@ -121,6 +124,81 @@ async function settingsResponse(op: Parameters<OperationHandler>[0], settings: I
   return { body, headers: { ETag: body.etag } };
 }
 
+/**
+ * Writes `entries` as the next glossary version, after the If-Match check against the current one. The
+ * whole save and the edits by term all go through here, so they share one concurrency rule: a stale
+ * If-Match is 412, and of two writes that race for the same version number one loses (412 or 409).
+ */
+async function writeVersion(op: OperationContext, version: number, entries: EntryFields[]) {
+  const row = op.em.create(GlossaryVersion, {
+    account: op.target!.account,
+    version,
+    changeNote: op.body.changeNote ?? '',
+    author: op.caller.userId,
+  });
+  entries.forEach((entry, position) => {
+    op.em.create(GlossaryEntry, { ...entry, glossaryVersion: row, position });
+  });
+  await flushNewVersion(op, GLOSSARY);
+  return row;
+}
+
+/** The current version's entries in order (none before the first save), and its number. */
+async function currentEntries(op: OperationContext): Promise<{ version: number; entries: EntryFields[] }> {
+  const version = await nextVersion(op, GLOSSARY);
+  if (version === 1) return { version, entries: [] };
+  const rows = await op.em.getConnection().execute<(EntryFields & { position: number })[]>(
+    `select e.term, e.definition, e.case_sensitive as "caseSensitive", e.do_not_translate as "doNotTranslate",
+            e.forbidden, e.translations
+       from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
+      where v.account_id = ? and v.version = ? order by e.position`,
+    [op.target!.account.id, version - 1],
+  );
+  return { version, entries: rows };
+}
+
+async function editResponse(
+  op: OperationContext,
+  row: IGlossaryVersion,
+  entryCount: number,
+  changes: { added?: string[]; updated?: string[]; removed?: string[] },
+) {
+  const account = op.target!.account;
+  return {
+    status: 201,
+    body: {
+      version: row.version,
+      etag: versionEtag(row.version),
+      changeNote: row.changeNote,
+      author: await authorHandle(op.em, row),
+      createdAt: row.createdAt.toISOString(),
+      entryCount,
+      added: changes.added ?? [],
+      updated: changes.updated ?? [],
+      removed: changes.removed ?? [],
+    },
+    headers: {
+      ETag: versionEtag(row.version),
+      Location: `/api/v1/accounts/${account.handle}/glossary?version=${row.version}`,
+    },
+  };
+}
+
+const isTrue = (value: unknown) => value === true || value === 'true';
+const isGiven = (value: unknown) => value !== undefined && value !== null;
+
+/** A search cursor pins the version the first page read and the last position served. */
+function searchCursor(version: number, position: number) {
+  return Buffer.from(`${version}.${position}`).toString('base64url');
+}
+
+function readSearchCursor(cursor: string | undefined): { version: number; after: number } | undefined {
+  if (!cursor) return undefined;
+  const match = /^(\d{1,9})\.(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
+  return { version: Number(match[1]), after: Number(match[2]) };
+}
+
 export const glossaryHandlers: Record<string, OperationHandler> = {
   async getGlossary(op) {
     const row = await findVersion(op, GLOSSARY, ['entries']);
@@ -135,17 +213,8 @@ export const glossaryHandlers: Record<string, OperationHandler> = {
     const account = op.target!.account;
     const entries = validEntries(op.body.entries);
     const version = await nextVersion(op, GLOSSARY);
-    const row = op.em.create(GlossaryVersion, {
-      account,
-      version,
-      changeNote: op.body.changeNote ?? '',
-      author: op.caller.userId,
-    });
-    entries.forEach((entry, position) => {
-      op.em.create(GlossaryEntry, { ...entry, glossaryVersion: row, position });
-    });
+    const row = await writeVersion(op, version, entries);
     op.audit('glossary.save', 'glossary_version', row.id, { version, entryCount: entries.length });
-    await flushNewVersion(op, GLOSSARY);
     return {
       status: 201,
       body: serializeGlossary(row, entries, await authorHandle(op.em, row)),
@@ -153,6 +222,103 @@ export const glossaryHandlers: Record<string, OperationHandler> = {
         ETag: versionEtag(version),
         Location: `/api/v1/accounts/${account.handle}/glossary?version=${version}`,
       },
+    };
+  },
+
+  async upsertGlossaryEntries(op) {
+    const changes = validEntries(op.body.entries);
+    const { version, entries } = await currentEntries(op);
+    const at = new Map(entries.map((entry, index) => [entry.term, index]));
+    const added: string[] = [];
+    const updated: string[] = [];
+    for (const entry of changes) {
+      const index = at.get(entry.term);
+      if (index === undefined) {
+        added.push(entry.term);
+        entries.push(entry);
+      } else {
+        updated.push(entry.term);
+        entries[index] = entry;
+      }
+    }
+    if (entries.length > MAX_ENTRIES) {
+      throw problems.badRequest(
+        `The glossary would hold ${entries.length} entries; a glossary holds at most ${MAX_ENTRIES}.`,
+        '/body/entries',
+      );
+    }
+    const row = await writeVersion(op, version, entries);
+    op.audit('glossary.upsert', 'glossary_version', row.id, { version, added, updated });
+    return editResponse(op, row, entries.length, { added, updated });
+  },
+
+  async removeGlossaryEntries(op) {
+    const terms: string[] = op.body.terms;
+    const { version, entries } = await currentEntries(op);
+    const present = new Set(entries.map((entry) => entry.term));
+    const missing = terms.findIndex((term) => !present.has(term));
+    if (missing >= 0) {
+      throw problems.badRequest(
+        `The term "${terms[missing]}" is not in the current glossary; nothing was removed.`,
+        `/body/terms/${missing}`,
+      );
+    }
+    const removing = new Set(terms);
+    const kept = entries.filter((entry) => !removing.has(entry.term));
+    const row = await writeVersion(op, version, kept);
+    op.audit('glossary.remove', 'glossary_version', row.id, { version, removed: terms });
+    return editResponse(op, row, kept.length, { removed: terms });
+  },
+
+  async searchGlossaryEntries(op) {
+    const cursor = readSearchCursor(op.query.cursor);
+    const limit: number = op.query.limit ?? 20;
+    const requested = cursor?.version ?? (isGiven(op.query.version) ? Number(op.query.version) : undefined);
+    const row = await findVersion(
+      { ...op, query: { ...op.query, version: requested } } as OperationContext,
+      GLOSSARY,
+    );
+    const where = ['glossary_version_id = ?', 'position > ?'];
+    const params: unknown[] = [row.id, cursor?.after ?? -1];
+    if (isGiven(op.query.termPrefix)) {
+      // A prefix match on lower(term); LIKE's own wildcards in the prefix are matched literally.
+      where.push(`lower(term) like ? escape '\\'`);
+      params.push(
+        `${String(op.query.termPrefix)
+          .toLowerCase()
+          .replace(/[\\%_]/g, '\\$&')}%`,
+      );
+    }
+    if (isGiven(op.query.locale)) {
+      where.push('(translations ->> ?) is not null');
+      params.push(canonicalLocale(String(op.query.locale), '/query/locale'));
+    }
+    if (isGiven(op.query.doNotTranslate)) {
+      where.push('do_not_translate = ?');
+      params.push(isTrue(op.query.doNotTranslate));
+    }
+    if (isGiven(op.query.forbidden)) {
+      where.push('forbidden = ?');
+      params.push(isTrue(op.query.forbidden));
+    }
+    params.push(limit + 1);
+    const rows = await op.em.getConnection().execute<(EntryFields & { position: number })[]>(
+      `select position, term, definition, case_sensitive as "caseSensitive",
+              do_not_translate as "doNotTranslate", forbidden, translations
+         from glossary_entries where ${where.join(' and ')} order by position limit ?`,
+      params,
+    );
+    const items = rows.slice(0, limit);
+    const more = rows.length > limit;
+    return {
+      status: 200,
+      body: {
+        version: row.version,
+        etag: versionEtag(row.version),
+        items: items.map(serializeEntry),
+        nextCursor: more ? searchCursor(row.version, items.at(-1)!.position) : null,
+      },
+      headers: { ETag: versionEtag(row.version) },
     };
   },
 

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+// Editing a large glossary by term: one entry sent, not 5,000; the same If-Match/412 rule as a whole save;
+// and a search that pages through every entry of a version.
+
+let service: TestService;
+let ada: TestUser;
+
+const SIZE = 5000;
+const termOf = (i: number) => `term-${String(i).padStart(4, '0')}`;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ada = await createTestUser(service, 'ada');
+  const saved = await sdk.saveGlossary({
+    client: ada.client,
+    path: { account: 'ada' },
+    body: {
+      changeNote: 'the big one',
+      entries: Array.from({ length: SIZE }, (_, i) => ({
+        term: termOf(i),
+        doNotTranslate: i % 10 === 0,
+        forbidden: i % 25 === 0,
+        ...(i % 2 === 0 ? { translations: { de: `Begriff ${i}` } } : {}),
+      })),
+    },
+  });
+  expect(saved.response.status).toBe(201);
+}, 60_000);
+afterAll(() => service?.close());
+
+async function current() {
+  const got = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
+  expect(got.response.status).toBe(200);
+  return got.data!;
+}
+
+function patchEntries(body: unknown, ifMatch?: string) {
+  const json = JSON.stringify(body);
+  return {
+    size: Buffer.byteLength(json),
+    response: fetch(`${service.url}/api/v1/accounts/ada/glossary/entries`, {
+      method: 'PATCH',
+      headers: {
+        Authorization: `Bearer ${ada.token}`,
+        'Content-Type': 'application/json',
+        ...(ifMatch ? { 'If-Match': ifMatch } : {}),
+      },
+      body: json,
+    }),
+  };
+}
+
+async function searchAll(query: Record<string, unknown>): Promise<string[]> {
+  const terms: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 200; pages++) {
+    const page = await sdk.searchGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      query: { ...query, limit: 100, ...(cursor ? { cursor } : {}) },
+    });
+    expect(page.response.status).toBe(200);
+    terms.push(...page.data!.items.map((entry) => entry.term));
+    if (!page.data!.nextCursor) return terms;
+    cursor = page.data!.nextCursor;
+  }
+  throw new Error('the search never ended');
+}
+
+describe('glossary edits by term', () => {
+  it('changes one term of a 5,000-entry glossary with a request under 1 KB', async () => {
+    const before = await current();
+    const { size, response } = patchEntries(
+      {
+        changeNote: 'German for term-0042',
+        entries: [{ term: 'term-0042', definition: 'The answer', translations: { de: 'Antwort' } }],
+      },
+      before.etag,
+    );
+    expect(size).toBeLessThan(1024);
+    const edited = await response;
+    expect(edited.status).toBe(201);
+    const body = await edited.json();
+    expect(body).toMatchObject({
+      version: before.version + 1,
+      entryCount: SIZE,
+      updated: ['term-0042'],
+      added: [],
+      removed: [],
+      changeNote: 'German for term-0042',
+      author: 'ada',
+    });
+    expect(edited.headers.get('etag')).toBe(body.etag);
+
+    const after = await current();
+    expect(after.version).toBe(before.version + 1);
+    expect(after.entries).toHaveLength(SIZE);
+    // Replaced where it stood; every other entry unchanged and in order.
+    expect(after.entries[42]).toMatchObject({
+      term: 'term-0042',
+      definition: 'The answer',
+      translations: { de: 'Antwort' },
+    });
+    expect(after.entries.map((e) => e.term)).toEqual(before.entries.map((e) => e.term));
+    expect(after.entries.filter((_, i) => i !== 42)).toEqual(before.entries.filter((_, i) => i !== 42));
+  });
+
+  it('refuses to grow the glossary past 5,000 entries, and saves nothing', async () => {
+    const before = await current();
+    const { response } = patchEntries({ entries: [{ term: 'one too many' }] });
+    const refused = await response;
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).errors[0].pointer).toBe('/body/entries');
+    expect((await current()).version).toBe(before.version);
+  });
+
+  it('removes entries by term, refusing a term that is not there', async () => {
+    const before = await current();
+    const unknown = await sdk.removeGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { terms: ['term-0001', 'no such term'] },
+    });
+    expect(unknown.response.status).toBe(400);
+    expect((unknown.error as { errors: { pointer: string }[] }).errors[0]!.pointer).toBe('/body/terms/1');
+    expect((await current()).version).toBe(before.version);
+
+    const removed = await sdk.removeGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      headers: { 'If-Match': before.etag },
+      body: { terms: ['term-0001', 'term-0003'], changeNote: 'two fewer' },
+    });
+    expect(removed.response.status).toBe(201);
+    expect(removed.data).toMatchObject({ entryCount: SIZE - 2, removed: ['term-0001', 'term-0003'] });
+    const after = await current();
+    expect(after.entries.map((e) => e.term)).toEqual(
+      before.entries.map((e) => e.term).filter((t) => t !== 'term-0001' && t !== 'term-0003'),
+    );
+
+    const added = await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { entries: [{ term: 'Acme Cloud', doNotTranslate: true }] },
+    });
+    expect(added.response.status).toBe(201);
+    expect(added.data).toMatchObject({ added: ['Acme Cloud'], updated: [], entryCount: SIZE - 1 });
+    expect((await current()).entries.at(-1)!.term).toBe('Acme Cloud');
+  });
+
+  it('gives two agents editing different terms from the same version one success and one 412', async () => {
+    const before = await current();
+    const edit = (term: string) =>
+      patchEntries({ entries: [{ term, definition: `edited ${term}` }] }, before.etag).response;
+
+    // Sent together: whichever commits second finds its If-Match stale (or loses the race for the number).
+    const statuses = (await Promise.all([edit('term-0100'), edit('term-0200')])).map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 412]);
+    const after = await current();
+    expect(after.version).toBe(before.version + 1);
+    const edited = after.entries.filter((e) => e.definition.startsWith('edited '));
+    expect(edited).toHaveLength(1);
+
+    // And one after the other with the same stale tag: 412, nothing saved.
+    const late = await edit('term-0300');
+    expect(late.status).toBe(412);
+    expect((await current()).version).toBe(after.version);
+  });
+});
+
+describe('glossary search', () => {
+  it('pages through every entry of the current version, in order', async () => {
+    const glossary = await current();
+    const terms = await searchAll({});
+    expect(terms).toHaveLength(glossary.entries.length);
+    expect(terms).toEqual(glossary.entries.map((e) => e.term));
+  });
+
+  it('filters by term prefix (ignoring case), locale, doNotTranslate and forbidden', async () => {
+    const glossary = await current();
+    const expectFilter = async (
+      query: Record<string, unknown>,
+      keep: (e: (typeof glossary.entries)[0]) => boolean,
+    ) => {
+      const terms = await searchAll(query);
+      expect(terms, JSON.stringify(query)).toEqual(glossary.entries.filter(keep).map((e) => e.term));
+      expect(terms.length, JSON.stringify(query)).toBeGreaterThan(0);
+    };
+    await expectFilter({ termPrefix: 'TERM-01' }, (e) => e.term.startsWith('term-01'));
+    await expectFilter({ locale: 'DE' }, (e) => 'de' in e.translations);
+    await expectFilter({ doNotTranslate: true }, (e) => e.doNotTranslate);
+    await expectFilter({ forbidden: false }, (e) => !e.forbidden);
+    await expectFilter(
+      { doNotTranslate: true, forbidden: true, locale: 'de' },
+      (e) => e.doNotTranslate && e.forbidden && 'de' in e.translations,
+    );
+    // LIKE wildcards in the prefix are literal.
+    expect(await searchAll({ termPrefix: 'term_%' })).toEqual([]);
+  });
+
+  it('keeps paging through the version the first page read, and refuses a forged cursor', async () => {
+    const first = await sdk.searchGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      query: { limit: 2 },
+    });
+    const version = first.data!.version;
+    await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { entries: [{ term: first.data!.items[0]!.term, definition: 'meanwhile' }] },
+    });
+    const next = await sdk.searchGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      query: { limit: 2, cursor: first.data!.nextCursor! },
+    });
+    expect(next.data!.version).toBe(version);
+
+    const forged = await sdk.searchGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      query: { cursor: 'bm90LWEtY3Vyc29y' },
+    });
+    expect(forged.response.status).toBe(400);
+  });
+});

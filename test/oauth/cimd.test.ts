@@ -1,0 +1,321 @@
+// Client ID Metadata Documents: an agent names itself by an https URL, our server fetches the document
+// there (guarded: src/oauth/cimd.ts), the consent page shows who is asking, and the v2 MCP SDK client
+// pinned to 2026-07-28 gets an OAuth token that way and uses the tools. Each abuse of the fetch is refused.
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Client,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DocumentFetchRefused, guardedFetch, vettedAddress } from '../../src/oauth/cimd.ts';
+import { launchChromium, MODERN_REVISION } from '../mcp/helpers.ts';
+import { hasChromium } from '../support/environment.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+let documents: Server;
+let listener: Server;
+let browser: Browser | undefined;
+let docsOrigin: string;
+let redirectUrl: string;
+let certDir: string;
+const callbacks: URL[] = [];
+/** Documents the test serves, by path; a function answers the request itself. */
+const served = new Map<string, unknown>();
+
+const goodPath = '/agents/docs-agent.json';
+const documentFor = (path: string, extra: Record<string, unknown> = {}) => ({
+  client_id: `${docsOrigin}${path}`,
+  client_name: 'Docs Agent',
+  redirect_uris: [redirectUrl],
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+  ...extra,
+});
+
+beforeAll(async () => {
+  // A self-signed certificate for the document server on 127.0.0.1 (the service is in test mode, where
+  // CIMD_ALLOW_LOOPBACK lets it fetch from loopback without verifying a local certificate).
+  certDir = mkdtempSync(join(tmpdir(), 'l10n-cimd-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(certDir, 'key.pem'),
+      '-out',
+      join(certDir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  documents = createHttpsServer(
+    { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
+    (req, res) => {
+      const body = served.get(req.url ?? '');
+      if (typeof body === 'function') return body(req, res);
+      if (body === undefined) return res.writeHead(404).end();
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    },
+  );
+  documents.listen(0, '127.0.0.1');
+  await once(documents, 'listening');
+  docsOrigin = `https://127.0.0.1:${(documents.address() as AddressInfo).port}`;
+
+  listener = createHttpServer((req, res) => {
+    // Only the redirect itself: the browser may also ask this listener for a favicon.
+    const url = new URL(req.url ?? '/', redirectUrl);
+    if (url.pathname === '/callback') callbacks.push(url);
+    res.end('Signed in; you can close this window.');
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+
+  served.set(goodPath, documentFor(goodPath));
+  served.set('/agents/moved.json', (_req: unknown, res: ServerResponse) =>
+    res.writeHead(302, { Location: goodPath }).end(),
+  );
+  served.set('/agents/big.json', documentFor('/agents/big.json', { client_name: 'x'.repeat(20_000) }));
+  served.set('/agents/slow.json', (_req: unknown, res: ServerResponse) => {
+    // Never answers within the fetch's time limit; closed by the server at the end.
+    setTimeout(() => res.writeHead(200).end(), 10_000).unref();
+  });
+  served.set('/agents/other-redirect.json', {
+    ...documentFor('/agents/other-redirect.json'),
+    redirect_uris: ['http://127.0.0.1:9/elsewhere'],
+  });
+
+  service = await startTestService({ DEV_LOGIN: 'true' });
+  if (hasChromium) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  documents?.closeAllConnections();
+  documents?.close();
+  listener?.close();
+  await service?.close();
+  if (certDir) rmSync(certDir, { recursive: true, force: true });
+});
+
+const production = { allowLoopback: false, timeoutMs: 2000, maxBytes: 5 * 1024 };
+
+describe('the guarded document fetch, as in production', () => {
+  it('refuses loopback, private and link-local addresses before connecting', async () => {
+    for (const url of [
+      `${docsOrigin}${goodPath}`,
+      'https://localhost/agent.json',
+      'https://10.1.2.3/agent.json',
+      'https://192.168.0.10/agent.json',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/agent.json',
+      'https://[fe80::1]/agent.json',
+      'https://[::ffff:10.0.0.1]/agent.json',
+    ]) {
+      await expect(vettedAddress(new URL(url), production), url).rejects.toBeInstanceOf(DocumentFetchRefused);
+    }
+    await expect(guardedFetch(production)(`${docsOrigin}${goodPath}`)).rejects.toThrow(/internal address/);
+  });
+
+  it('refuses a non-https URL, even on a public address', async () => {
+    await expect(vettedAddress(new URL('http://93.184.216.34/agent.json'), production)).rejects.toThrow(
+      /https/,
+    );
+    // Outside production, plain http is allowed on loopback only.
+    const development = { ...production, allowLoopback: true };
+    await expect(vettedAddress(new URL('http://127.0.0.1:9/agent.json'), development)).resolves.toEqual({
+      address: '127.0.0.1',
+      family: 4,
+    });
+    await expect(vettedAddress(new URL('http://93.184.216.34/agent.json'), development)).rejects.toThrow(
+      /https/,
+    );
+  });
+
+  it('does not follow a redirect, and stops at the size limit', async () => {
+    const development = guardedFetch({ ...production, allowLoopback: true });
+    const moved = await development(`${docsOrigin}/agents/moved.json`);
+    expect(moved.status).toBe(302);
+    await expect(development(`${docsOrigin}/agents/big.json`)).rejects.toThrow(/larger than/);
+    await expect(development(`${docsOrigin}/agents/slow.json`)).rejects.toThrow();
+    const good = await development(`${docsOrigin}${goodPath}`);
+    expect(await good.json()).toMatchObject({ client_name: 'Docs Agent' });
+  });
+});
+
+/** The authorization request a CIMD client starts with; the provider fetches its document first. */
+async function authorize(path: string, redirect = redirectUrl) {
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    client_id: `${docsOrigin}${path}`,
+    response_type: 'code',
+    redirect_uri: redirect,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    scope: 'project:read',
+    resource: `${service.url}/mcp`,
+  }).toString();
+  const response = await fetch(url, { redirect: 'manual' });
+  return { status: response.status, location: response.headers.get('location'), body: await response.text() };
+}
+
+describe('client ID metadata documents at the authorization server', () => {
+  it('advertises client_id_metadata_document_supported', async () => {
+    const metadata = await (await fetch(`${service.url}/.well-known/oauth-authorization-server`)).json();
+    expect(metadata.client_id_metadata_document_supported).toBe(true);
+    // Dynamic registration stays for clients without a document.
+    expect(metadata.registration_endpoint).toBe(`${service.url}/oauth/register`);
+  });
+
+  it('accepts a good document and starts the sign-in', async () => {
+    const started = await authorize(goodPath);
+    expect(started.status).toBe(303);
+    expect(started.location).toMatch(/\/oauth\/interaction\//);
+  });
+
+  it('refuses a redirect, an oversized or slow document, and a redirect_uri the document does not list', async () => {
+    for (const path of [
+      '/agents/moved.json',
+      '/agents/big.json',
+      '/agents/slow.json',
+      '/agents/missing.json',
+    ]) {
+      const refused = await authorize(path);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body, path).toMatch(/invalid_client/);
+    }
+    const wrongRedirect = await authorize('/agents/other-redirect.json');
+    expect(wrongRedirect.status).toBe(400);
+    expect(wrongRedirect.body).toMatch(/redirect_uri/);
+  });
+});
+
+/** The agent's OAuth state, with a client ID metadata document URL instead of registration. */
+class CimdAgent implements OAuthClientProvider {
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  client: OAuthClientInformationMixed | undefined;
+  get clientMetadataUrl() {
+    return `${docsOrigin}${goodPath}`;
+  }
+  get redirectUrl() {
+    return redirectUrl;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return documentFor(goodPath) as OAuthClientMetadata;
+  }
+  state() {
+    return 'cimd-state';
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+describe.skipIf(!hasChromium)('an agent identified by its metadata document', () => {
+  it('gets a token through sign-in and consent (which names it and its host) and uses the tools at 2026-07-28', async () => {
+    const agent = new CimdAgent();
+    const requests: string[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : input.toString());
+      const response = await fetch(input, init);
+      requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
+      return response;
+    };
+    const transport = () =>
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), {
+        authProvider: agent,
+        fetch: recordingFetch,
+      });
+    const options = { versionNegotiation: { mode: { pin: MODERN_REVISION } } } as const;
+
+    const first = new Client({ name: 'docs-agent', version: '1.0.0' }, options);
+    const firstTransport = transport();
+    await expect(first.connect(firstTransport)).rejects.toBeInstanceOf(UnauthorizedError);
+    // No registration: the client_id is the document's URL.
+    expect(requests.some((r) => r.startsWith('POST /oauth/register'))).toBe(false);
+    const authorization = agent.authorizationUrl!;
+    expect(authorization.searchParams.get('client_id')).toBe(`${docsOrigin}${goodPath}`);
+
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(authorization.toString());
+      await page.getByLabel('Handle').fill('cimduser');
+      await page.getByRole('button', { name: 'Create and sign in' }).click();
+      const consent = page.locator('body');
+      await expect.poll(() => consent.textContent()).toContain('Docs Agent');
+      expect(await consent.textContent()).toContain(
+        `It identifies itself with a document published by ${new URL(docsOrigin).host}.`,
+      );
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL((url) => url.toString().startsWith(redirectUrl));
+    } finally {
+      await context.close();
+    }
+    const callback = callbacks.at(-1)!;
+    expect(callback.searchParams.get('state')).toBe('cimd-state');
+    await firstTransport.finishAuth(callback.searchParams);
+    expect(agent.saved?.access_token).toBeTruthy();
+
+    const client = new Client({ name: 'docs-agent', version: '1.0.0' }, options);
+    await client.connect(transport());
+    try {
+      expect(client.getProtocolEra()).toBe('modern');
+      const accounts = await client.callTool({ name: 'list_accounts', arguments: {} });
+      expect(JSON.stringify(accounts.structuredContent)).toContain('"cimduser"');
+      const created = await client.callTool({
+        name: 'create_project',
+        arguments: { account: 'cimduser', handle: 'from-cimd', name: 'From CIMD', sourceLocale: 'en' },
+      });
+      expect(created.isError).toBeFalsy();
+      expect(created.structuredContent).toMatchObject({ handle: 'from-cimd' });
+    } finally {
+      await client.close();
+    }
+  });
+});
