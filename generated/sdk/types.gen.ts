@@ -297,11 +297,11 @@ export type AuditEvent = {
          */
         user: string | null;
         /**
-         * Id of the account token used
+         * Id of the account token used, if any.
          */
         tokenId: string | null;
         /**
-         * Client id of the OAuth app used
+         * Client id of the OAuth app used, if any.
          */
         clientId: string | null;
     };
@@ -310,16 +310,16 @@ export type AuditEvent = {
      */
     door: 'rest' | 'mcp' | 'web' | null;
     /**
-     * Client address (behind a proxy
+     * Client address (behind a proxy, as TRUST_PROXY allows).
      */
     ip: string | null;
     userAgent: string | null;
     /**
-     * The X-Request-Id of the request
+     * The X-Request-Id of the request, to find it in the logs.
      */
     requestId: string | null;
     /**
-     * What changed
+     * What changed, by action (names, roles, fields; never secrets).
      */
     details: {
         [key: string]: unknown;

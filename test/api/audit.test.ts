@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES } from '../../src/authz/scopes.ts';
-import { postMcp } from '../mcp/helpers.ts';
+import { jsonRpcOf, postMcp } from '../mcp/helpers.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -21,7 +21,7 @@ async function mcpCall(user: TestUser, name: string, args: Record<string, unknow
     { authorization: `Bearer ${user.token}` },
   );
   expect(response.status).toBe(200);
-  return (await response.json()) as {
+  return (await jsonRpcOf(response)) as {
     result: { isError?: boolean; structuredContent?: { items: { action: string }[] } };
   };
 }
