@@ -170,6 +170,28 @@ describe('MCP', () => {
   });
 });
 
+describe('MCP path arguments', () => {
+  it('refuses an object or array where a path parameter goes, however deep, as a tool error', async () => {
+    const depth = 50_000; // String() of this array used to overflow the stack: JSON-RPC -32603
+    const response = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
+    });
+    expect(response.status).toBe(200);
+    const message = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(message.result.isError).toBe(true);
+    expect(JSON.parse(message.result.content[0]!.text).errors).toEqual([
+      { pointer: '/arguments/account', message: 'must be a string' },
+    ]);
+  });
+});
+
 describe('/oauth/register', () => {
   it('answers invalid_client_metadata naming the field for NUL or a lone surrogate in client_name', async () => {
     for (const name of ['Agent\u0000', 'Agent \udc00']) {
