@@ -129,6 +129,9 @@ class PgAdapter implements Adapter {
   }
 
   async #findBy(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+    // PostgreSQL text cannot hold NUL, so nothing stored has one; asking anyway is a driver error (a 500
+    // for `client_id=%00`) where the answer is simply "no such client, code or session".
+    if (value.includes('\u0000')) return undefined;
     const rows = await this.#db.execute<Row[]>(
       `select payload, consumed_at, expires_at from oidc_models where model = ? and ${column} = ? limit 1`,
       [this.#model, value],

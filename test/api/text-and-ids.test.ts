@@ -192,6 +192,28 @@ describe('MCP path arguments', () => {
   });
 });
 
+describe('OAuth endpoints', () => {
+  it('treat a client_id with NUL as an unknown client, not a server error', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': randomAddress() };
+    for (const [path, body] of [
+      [
+        '/oauth/token',
+        'grant_type=authorization_code&client_id=app%00&code=x&code_verifier=x&redirect_uri=x',
+      ],
+      ['/oauth/revoke', 'client_id=app%00&token=x'],
+    ] as const) {
+      const response = await fetch(`${service.url}${path}`, { method: 'POST', headers: form, body });
+      expect(response.status, path).toBe(401);
+      expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+    }
+    const authorize = await fetch(
+      `${service.url}/oauth/authorize?client_id=app%00&response_type=code&scope=project:read`,
+      { redirect: 'manual', headers: { 'x-forwarded-for': randomAddress() } },
+    );
+    expect(authorize.status).toBe(400);
+  });
+});
+
 describe('/oauth/register', () => {
   it('answers invalid_client_metadata naming the field for NUL or a lone surrogate in client_name', async () => {
     for (const name of ['Agent\u0000', 'Agent \udc00']) {
