@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { findTextIssues } from '../../src/lib/text-input.ts';
 import { mcpClient } from '../mcp/helpers.ts';
-import { randomAddress } from '../oauth/helpers.ts';
+import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -211,6 +211,28 @@ describe('OAuth endpoints', () => {
       { redirect: 'manual', headers: { 'x-forwarded-for': randomAddress() } },
     );
     expect(authorize.status).toBe(400);
+  });
+
+  it('send an authorization request with NUL in a stored parameter back to the client as invalid_request', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    for (const extra of ['state=%00', 'login_hint=a%00b']) {
+      const query = new URLSearchParams({
+        client_id: client.client_id,
+        response_type: 'code',
+        redirect_uri: redirectUri,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuKEJfGYQsQ',
+        code_challenge_method: 'S256',
+        scope: 'project:read',
+      });
+      const response = await fetch(`${service.url}/oauth/authorize?${query}&${extra}`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': randomAddress() },
+      });
+      expect(response.status, extra).toBe(303);
+      const location = new URL(response.headers.get('location')!);
+      expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+    }
   });
 });
 
