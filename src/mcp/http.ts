@@ -1,4 +1,12 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  JSONRPCRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
@@ -19,6 +27,16 @@ export interface McpHttpOptions {
 }
 
 export const MCP_PATH = '/mcp';
+
+/** The requests a per-request server answers, with the SDK's schema for each. */
+type RequestCheck = (message: unknown) => { success: true } | { success: false; error: { issues: Issue[] } };
+type Issue = { path: PropertyKey[]; message: string };
+const REQUEST_SCHEMAS = new Map<string, { safeParse: RequestCheck }>([
+  ['tools/call', CallToolRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+]);
 
 const CORS_ALLOW_HEADERS =
   'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
@@ -80,6 +98,32 @@ export function createMcpRouter(options: McpHttpOptions): Router {
 
   const parseJson = express.json({ limit: '1mb', type: 'application/json' });
 
+  // The SDK checks a request's params inside the handler it wraps and reports a mismatch (a tools/call
+  // whose name is not a string) as an internal error, -32603. Checked first with the SDK's own schemas,
+  // it is what it is: the client's invalid params, -32602.
+  const checkParams = (req: Request, res: Response, next: NextFunction) => {
+    const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
+    const errors = messages.flatMap((message) => {
+      const request = JSONRPCRequestSchema.safeParse(message);
+      if (!request.success) return []; // not a request at all: the transport answers that itself
+      const schema = REQUEST_SCHEMAS.get(request.data.method);
+      const parsed = schema?.safeParse(message);
+      if (!parsed || parsed.success) return [];
+      const detail = parsed.error.issues.map(
+        (issue) => `${issue.path.map(String).join('.')}: ${issue.message}`,
+      );
+      return [
+        {
+          jsonrpc: '2.0',
+          id: request.data.id,
+          error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${detail.join('; ')}` },
+        },
+      ];
+    });
+    if (errors.length === 0) return next();
+    res.status(200).json(Array.isArray(req.body) ? errors : errors[0]);
+  };
+
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
   const checkScopes = (req: Request, res: Response, next: NextFunction) => {
     const caller: Caller = res.locals.caller;
@@ -117,7 +161,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   };
 
   // Express 5 passes rejected promises of async handlers on to the error handlers.
-  router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, checkScopes, handle);
+  router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, checkParams, checkScopes, handle);
 
   // A body that is not JSON is a JSON-RPC parse error, as the transport would report it.
   router.use(MCP_PATH, (error: { type?: string }, _req: Request, res: Response, next: NextFunction) => {

@@ -170,7 +170,27 @@ describe('MCP', () => {
   });
 });
 
-describe('MCP path arguments', () => {
+describe('MCP params and arguments', () => {
+  it('answers a tools/call whose name is not a string with invalid params, not an internal error', async () => {
+    for (const params of [
+      { name: null, arguments: {} },
+      { name: 'list_accounts', arguments: [1] },
+    ]) {
+      const response = await fetch(`${service.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ada.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ id: 7, error: { code: -32602 } });
+    }
+  });
+
   it('refuses an object or array where a path parameter goes, however deep, as a tool error', async () => {
     const depth = 50_000; // String() of this array used to overflow the stack: JSON-RPC -32603
     const response = await fetch(`${service.url}/mcp`, {

@@ -24,6 +24,7 @@ import {
   mutationOf,
   oddCursor,
   oddText,
+  oddValue,
   replaceAt,
   toJsonText,
 } from './arbitraries.ts';
@@ -485,4 +486,37 @@ describe(`every operation of openapi.yaml, generated requests (seed ${SEED}, ${R
     expect(reached.length).toBeGreaterThan(cases.length * 0.7);
     expect(refused.length).toBeGreaterThan(cases.length * 0.7);
   });
+});
+
+describe('MCP envelopes', () => {
+  it('answers odd tools/call envelopes with a JSON-RPC or tool error, never an internal error', async () => {
+    const names = [...tools.values()].map((tool) => tool.tool.name);
+    const params = fc.record({
+      name: fc.oneof(fc.constantFrom(...names), oddValue),
+      arguments: fc.oneof(oddValue, fc.dictionary(oddText, oddValue, { maxKeys: 3 })),
+      _meta: fc.option(oddValue, { nil: undefined }),
+    });
+    const id = fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), oddValue);
+    await fc.assert(
+      fc.asyncProperty(params, id, async (call, callId) => {
+        const response = await fetch(`${service.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${ada.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body: toJsonText({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: call }),
+        });
+        const text = await response.text();
+        const where = `${toJsonText(call).slice(0, 300)} -> ${response.status} ${text.slice(0, 300)}`;
+        expect(response.status, where).toBeLessThan(500);
+        const message = JSON.parse(text) as { error?: { code: number } };
+        expect(message.error?.code, where).not.toBe(-32603);
+      }),
+      { numRuns: RUNS * 5, seed: SEED },
+    );
+    expect(errorLogs, 'errors logged by the service').toEqual([]);
+  }, 300_000);
 });
