@@ -28,9 +28,9 @@ export interface McpHttpOptions {
 
 export const MCP_PATH = '/mcp';
 
-/** The requests a per-request server answers, with the SDK's schema for each. */
-type RequestCheck = (message: unknown) => { success: true } | { success: false; error: { issues: Issue[] } };
 type Issue = { path: PropertyKey[]; message: string };
+type RequestCheck = (message: unknown) => { success: true } | { success: false; error: { issues: Issue[] } };
+/** The requests a per-request server answers, with the SDK's schema for each. */
 const REQUEST_SCHEMAS = new Map<string, { safeParse: RequestCheck }>([
   ['tools/call', CallToolRequestSchema],
   ['tools/list', ListToolsRequestSchema],
