@@ -5,6 +5,7 @@ import type { ServiceContext } from '../app.ts';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import { loadPolicy } from '../authz/policy.ts';
+import { UUID } from '../lib/ids.ts';
 import { loadCatalogue } from './catalogue.ts';
 import { createPipeline, type Pipeline, type PipelineDeps } from './pipeline.ts';
 import { handlers } from './resources/index.ts';
@@ -57,6 +58,9 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
     ajvOpts: { allErrors: true, strict: false },
     customizeAjv: (ajv) => {
       addFormats.default(ajv);
+      // ajv-formats' uuid also takes `urn:uuid:…`, which PostgreSQL's uuid type refuses: an id is the
+      // bare 8-4-4-4-12 hex form (either case, as RFC 9562 reads it), nothing else.
+      ajv.addFormat('uuid', UUID);
       return ajv;
     },
   });

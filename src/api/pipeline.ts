@@ -11,6 +11,7 @@ import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
 import { Account, type IAccount } from '../db/entities/index.ts';
 import { recordAudit } from '../domain/audit.ts';
+import { findTextIssues } from '../lib/text-input.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
 import { constraintName, describeConstraint } from './constraint-messages.ts';
 import { Problem, problems } from './problem.ts';
@@ -205,17 +206,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       header: Object.fromEntries(Object.entries(request.headers).filter(([, value]) => value !== undefined)),
     };
     if (request.body !== undefined) parameters.requestBody = request.body;
+    // Characters no field accepts (NUL, other control characters, lone surrogates) are one rule for every
+    // string the client sends, checked here rather than as a pattern on each field of openapi.yaml.
+    const textIssues = [
+      ...findTextIssues(request.params, '/params'),
+      ...findTextIssues(request.query, '/query'),
+      ...findTextIssues(parameters.header, '/headers'),
+      ...findTextIssues(request.body, '/body'),
+    ];
     const errors = deps.api.validator.getRequestValidatorsForOperation(spec.operationId).flatMap((check) => {
       check(parameters);
       return check.errors ?? [];
     });
-    if (errors.length > 0) {
-      throw problems.validation(
-        errors.map((e) => ({
+    if (errors.length > 0 || textIssues.length > 0) {
+      throw problems.validation([
+        ...textIssues,
+        ...errors.map((e) => ({
           pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
           message: e.message ?? 'is invalid',
         })),
-      );
+      ]);
     }
     return {
       params: parameters.path as Record<string, string>,

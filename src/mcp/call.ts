@@ -15,23 +15,24 @@ export function toOperationArguments(
 ): OperationArguments | Problem {
   const request: OperationArguments = { params: {}, query: {}, headers: {}, body: undefined };
   const fields: Record<string, unknown> = {};
-  const unknown: string[] = [];
+  const issues: { pointer: string; message: string }[] = [];
   for (const [argument, value] of Object.entries(args)) {
     const place = definition.placement.get(argument);
-    if (!place) unknown.push(argument);
+    if (!place)
+      issues.push({ pointer: `/arguments/${argument}`, message: 'is not an argument of this tool' });
     // An explicit null for an optional parameter is how some clients say "not given".
     else if (place.in !== 'body' && value === null) continue;
+    // Path and header values are text in a URL or header; an object or array has no such form (and
+    // String() of a deeply nested array overflows the stack).
+    else if ((place.in === 'path' || place.in === 'header') && typeof value === 'object')
+      issues.push({ pointer: `/arguments/${argument}`, message: 'must be a string' });
     else if (place.in === 'path') request.params[place.name] = String(value);
     else if (place.in === 'query') request.query[place.name] = value;
     else if (place.in === 'header') request.headers[place.name.toLowerCase()] = String(value);
     else if (definition.wholeBody) request.body = value;
     else fields[place.name] = value;
   }
-  if (unknown.length > 0) {
-    return problems.validation(
-      unknown.map((name) => ({ pointer: `/arguments/${name}`, message: 'is not an argument of this tool' })),
-    );
-  }
+  if (issues.length > 0) return problems.validation(issues);
   if (definition.hasBody && !definition.wholeBody) request.body = fields;
   return request;
 }

@@ -64,6 +64,14 @@ class PgAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
+    let nul = false;
+    const json = JSON.stringify(stored, (_key, value) => {
+      if (typeof value === 'string' && value.includes('\u0000')) nul = true;
+      return value;
+    });
+    // jsonb cannot hold NUL. What is saved here comes from request parameters (`state=%00` in an
+    // authorization request), so it is the client's invalid_request, not a driver error and a 500.
+    if (nul) throw new errors.InvalidRequest('a parameter contains a NUL character');
     await this.#db.execute(
       `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
        values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
@@ -72,7 +80,7 @@ class PgAdapter implements Adapter {
       [
         this.#model,
         this.#key(id),
-        JSON.stringify(stored),
+        json,
         payload.grantId ?? null,
         payload.userCode ?? null,
         payload.uid ?? null,
@@ -141,6 +149,9 @@ class PgAdapter implements Adapter {
   }
 
   async #findBy(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+    // PostgreSQL text cannot hold NUL, so nothing stored has one; asking anyway is a driver error (a 500
+    // for `client_id=%00`) where the answer is simply "no such client, code or session".
+    if (value.includes('\u0000')) return undefined;
     const rows = await this.#db.execute<Row[]>(
       `select payload, consumed_at, expires_at from oidc_models where model = ? and ${column} = ? limit 1`,
       [this.#model, value],

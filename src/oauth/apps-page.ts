@@ -4,6 +4,7 @@ import express, { Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
+import { textProblem } from '../lib/text-input.ts';
 import { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
 import type { Csrf } from './csrf.ts';
 import { appsPage, errorPage } from './pages.ts';
@@ -48,7 +49,8 @@ export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Cs
         return;
       }
       const clientId = String(req.params.clientId);
-      const revoked = await revokeConnectedApp(ctx.orm, who.userId, clientId);
+      // An id with a character no client id has (a NUL the database would refuse) names no app.
+      const revoked = textProblem(clientId) ? false : await revokeConnectedApp(ctx.orm, who.userId, clientId);
       ctx.logger.info({ userId: who.userId, clientId, revoked }, 'connected app disconnected');
       res.redirect(303, '/settings/apps');
     },

@@ -226,7 +226,10 @@ async function findUser(
   ctx: ServiceContext,
   handle: string,
 ): Promise<{ userId: string } | { error: string }> {
-  const account = await ctx.orm.em.fork().findOne(Account, { handle, kind: 'user' });
+  // Only a well-formed handle can name a user; anything else (a NUL the database would refuse) is not one.
+  const account = HANDLE.test(handle)
+    ? await ctx.orm.em.fork().findOne(Account, { handle, kind: 'user' })
+    : null;
   const userId = account?.user?.id;
   return userId ? { userId } : { error: `No user has the handle “${handle}”.` };
 }

@@ -2,6 +2,7 @@
 // through without special cases on their side (docs/oauth.md lists each one and why).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
+import { findTextIssues } from '../lib/text-input.ts';
 
 /**
  * GET /oauth/authorize: unknown scope values (openid, profile, a typo) are dropped rather than fatal, and
@@ -60,5 +61,19 @@ export function normalizeRegistration(): RequestHandler[] {
     }
     next();
   };
-  return [parseOrOAuthError, rewrite];
+  // The metadata is stored as it comes (client_name is shown on the consent page); the REST API's rule on
+  // characters applies, answered in RFC 7591's terms.
+  const refuseUnsafeText: RequestHandler = (req, res, next) => {
+    const issue = findTextIssues(req.body, '')[0];
+    if (!issue) return next();
+    res.status(400).json({
+      error: 'invalid_client_metadata',
+      // RFC 6749 allows only printable ASCII here; a refused key in the field name is shown as `?`.
+      error_description: `${issue.pointer.slice(1) || 'the body'} ${issue.message}`.replace(
+        /[^\x20-\x7e]/g,
+        '?',
+      ),
+    });
+  };
+  return [parseOrOAuthError, refuseUnsafeText, rewrite];
 }

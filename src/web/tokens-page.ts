@@ -11,6 +11,8 @@ import { scopesBeyondCeiling, type TokenCreator } from '../authz/token-ceiling.t
 import { Account, AccountToken, type IAccount } from '../db/entities/index.ts';
 import { recordAudit } from '../domain/audit.ts';
 import { issueAccountToken, serializeToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
+import { UUID } from '../lib/ids.ts';
+import { textProblem } from '../lib/text-input.ts';
 import type { Csrf } from '../oauth/csrf.ts';
 import { errorPage, notSignedInPage } from '../oauth/pages.ts';
 import { SIGNOUT_CSRF_PURPOSE, type SignedIn, signedIn } from '../oauth/session.ts';
@@ -18,7 +20,6 @@ import { type TokenForm, tokenCreatedPage, tokensPage } from './tokens-view.ts';
 
 const PATH = '/settings/tokens';
 const CSRF_PURPOSE = 'account-tokens';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LIST_LIMIT = 100;
 
 export function tokensPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
@@ -215,6 +216,9 @@ function validate(form: TokenForm): { name: string; scopes: Scope[]; days: numbe
   const name = form.name.trim();
   if (name.length < 1 || name.length > TOKEN_LIMITS.nameMaxLength)
     errors.push(`Give the token a name of 1 to ${TOKEN_LIMITS.nameMaxLength} characters.`);
+  // The API's rule on characters (a NUL cannot even be stored).
+  const refused = textProblem(name);
+  if (refused) errors.push(`The name ${refused}.`);
   const scopes = [...new Set(form.scopes)];
   if (scopes.length === 0) errors.push('Choose at least one scope.');
   const unknown = scopes.filter((s) => !isScope(s));

@@ -175,6 +175,34 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     await context.close();
   });
 
+  it('answers a NUL in the sign-in handle or the token name with the form again, not a 500', async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await page.goto(`${service.url}/signin?next=/settings/tokens`);
+    const signIn = page.locator('form:has(input[name="create"])');
+    const action = new URL((await signIn.getAttribute('action'))!, service.url).toString();
+    const csrf = await signIn.locator('input[name="csrf"]').inputValue();
+    const login = await context.request.post(action, {
+      form: { csrf, handle: 'ada\u0000' },
+      maxRedirects: 0,
+    });
+    expect(login.status()).toBeLessThan(500);
+    expect(await login.text()).toContain('No user has the handle');
+    await context.close();
+
+    const signedIn = await signedInContext(uniqueHandle('nul'));
+    const tokens = await signedIn.newPage();
+    await tokens.goto(`${service.url}/settings/tokens`);
+    const tokenCsrf = await tokens.locator('form[action="/settings/tokens"] input[name="csrf"]').inputValue();
+    const created = await signedIn.request.post(`${service.url}/settings/tokens`, {
+      form: { csrf: tokenCsrf, name: 'ci\u0000', scopes: 'project:read', expiresInDays: '5' },
+      maxRedirects: 0,
+    });
+    expect(created.status()).toBe(400);
+    expect(await created.text()).toContain('U+0000');
+    await signedIn.close();
+  });
+
   it('does not follow a next that is not a settings page of ours', async () => {
     const context = await browser!.newContext();
     const page = await context.newPage();

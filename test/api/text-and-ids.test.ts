@@ -1,0 +1,277 @@
+// Data the database cannot hold or would store differently from what it was sent: NUL and other control
+// characters, lone UTF-16 surrogates, ids in forms PostgreSQL refuses, cursors that are not our ids. Each
+// must be a 400 naming the field, at every door, and nothing may be stored; these used to be 500s.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { findTextIssues } from '../../src/lib/text-input.ts';
+import { mcpClient } from '../mcp/helpers.ts';
+import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let service: TestService;
+let db: pg.Client;
+let ada: TestUser;
+
+beforeAll(async () => {
+  service = await startTestService({ TRUST_PROXY: 'true' });
+  db = new pg.Client({ connectionString: service.database.url });
+  await db.connect();
+  ada = await createTestUser(service, 'ada');
+  const created = await sdk.createProject({
+    client: ada.client,
+    path: { account: 'ada' },
+    body: { handle: 'site', name: 'Site', sourceLocale: 'en' },
+  });
+  expect(created.response.status).toBe(201);
+});
+afterAll(async () => {
+  await db?.end();
+  await service?.close();
+});
+
+async function rest(method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function expectProblem(response: Response, pointer: string, message: RegExp = /./) {
+  expect(response.status).toBe(400);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const problem = (await response.json()) as { errors: { pointer: string; message: string }[] };
+  expect(problem.errors).toContainEqual({ pointer, message: expect.stringMatching(message) });
+}
+
+async function projectCount(): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from projects');
+  return rows[0]!.n;
+}
+
+describe('the character rule', () => {
+  it('refuses NUL, C0 controls and lone surrogates, keeps tab, newline, CR and paired surrogates', () => {
+    for (const bad of ['a\u0000b', '\u0001', 'x\u001b[31m', '\u000b', '\ud800', 'a\udfffb', '\udc00\ud800'])
+      expect(findTextIssues(bad, '/x'), JSON.stringify(bad)).toHaveLength(1);
+    for (const good of ['tab\there', 'lines\r\nhere', 'emoji 😀', 'Grüße', '\u007f', ''])
+      expect(findTextIssues(good, '/x'), JSON.stringify(good)).toEqual([]);
+  });
+
+  it('points at nested strings and object keys', () => {
+    expect(findTextIssues({ a: [{ 'k\u0000': 'ok' }, 'x/\ud800'], 'b/c': '\u0000' }, '/body')).toEqual(
+      expect.arrayContaining([
+        { pointer: '/body/a/0/k\u0000', message: expect.stringMatching(/^its name contains .*U\+0000/) },
+        { pointer: '/body/a/1', message: expect.stringMatching(/surrogate \(U\+D800\)/) },
+        { pointer: '/body/b~1c', message: expect.stringMatching(/U\+0000/) },
+      ]),
+    );
+  });
+
+  it('walks a deeply nested value without overflowing the stack', () => {
+    let deep: unknown = '\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(findTextIssues(deep, '')).toHaveLength(1);
+  });
+});
+
+describe('REST', () => {
+  it('answers 400 with a pointer for NUL in a stored string, and stores nothing', async () => {
+    const before = await projectCount();
+    await expectProblem(
+      await rest('POST', '/api/v1/accounts/ada/projects', {
+        handle: 'nul',
+        name: 'Bad\u0000name',
+        sourceLocale: 'en',
+      }),
+      '/body/name',
+      /U\+0000/,
+    );
+    expect(await projectCount()).toBe(before);
+  });
+
+  it('answers 400 for a lone surrogate rather than storing U+FFFD', async () => {
+    await expectProblem(
+      await rest('PATCH', '/api/v1/accounts/ada/projects/site', { description: 'half \ud83d of a smile' }),
+      '/body/description',
+      /surrogate/,
+    );
+    const { rows } = await db.query<{ description: string }>(
+      "select description from projects where handle = 'site'",
+    );
+    expect(rows[0]!.description).toBe('');
+  });
+
+  it('answers 400 for NUL in an object key (glossary translations) and in a query string', async () => {
+    const settings = await rest('GET', '/api/v1/accounts/ada/glossary');
+    const etag = settings.headers.get('etag');
+    const response = await fetch(`${service.url}/api/v1/accounts/ada/glossary`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        ...(etag ? { 'if-match': etag } : {}),
+      },
+      body: JSON.stringify({ entries: [{ term: 'Acme', translations: { 'de\u0000': 'Acme' } }] }),
+    });
+    await expectProblem(response, '/body/entries/0/translations/de\u0000', /^its name/);
+    await expectProblem(await rest('GET', '/api/v1/accounts?cursor=%00'), '/query/cursor', /U\+0000/);
+  });
+
+  it('answers 400 for a cursor of 36 hex digits and hyphens that is not a UUID', async () => {
+    for (const decoded of ['------------------------------------', 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaa-']) {
+      const cursor = Buffer.from(decoded).toString('base64url');
+      await expectProblem(
+        await rest('GET', `/api/v1/accounts/ada/projects?cursor=${cursor}`),
+        '/query/cursor',
+      );
+      await expectProblem(await rest('GET', `/api/v1/accounts?cursor=${cursor}`), '/query/cursor');
+    }
+  });
+
+  it('answers 400 for an id written urn:uuid:…, and accepts the same id in upper case', async () => {
+    const token = await sdk.createToken({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { name: 'ci', scopes: ['project:read'] },
+    });
+    const id = (token.data as { id: string }).id;
+    await expectProblem(
+      await rest('DELETE', `/api/v1/accounts/ada/tokens/urn:uuid:${id}`),
+      '/params/token',
+      /uuid/,
+    );
+    const upper = await rest('DELETE', `/api/v1/accounts/ada/tokens/${id.toUpperCase()}`);
+    expect(upper.status).toBe(204);
+  });
+});
+
+describe('MCP', () => {
+  it('answers a tool call with NUL in an argument with a 400 problem as a tool error', async () => {
+    const client = await mcpClient(service, ada.token);
+    try {
+      const before = await projectCount();
+      const result = await client.callTool({
+        name: 'create_project',
+        arguments: { account: 'ada', handle: 'nul', name: 'Bad\u0000name', sourceLocale: 'en' },
+      });
+      expect(result.isError).toBe(true);
+      const problem = JSON.parse((result.content as { text: string }[])[0]!.text);
+      expect(problem.status).toBe(400);
+      expect(problem.errors).toContainEqual({
+        pointer: '/body/name',
+        message: expect.stringMatching(/U\+0000/),
+      });
+      expect(await projectCount()).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('MCP params and arguments', () => {
+  it('answers a tools/call whose name is not a string with invalid params, not an internal error', async () => {
+    for (const params of [
+      { name: null, arguments: {} },
+      { name: 'list_accounts', arguments: [1] },
+    ]) {
+      const response = await fetch(`${service.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ada.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ id: 7, error: { code: -32602 } });
+    }
+  });
+
+  it('refuses an object or array where a path parameter goes, however deep, as a tool error', async () => {
+    const depth = 50_000; // String() of this array used to overflow the stack: JSON-RPC -32603
+    const response = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
+    });
+    expect(response.status).toBe(200);
+    const message = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(message.result.isError).toBe(true);
+    expect(JSON.parse(message.result.content[0]!.text).errors).toEqual([
+      { pointer: '/arguments/account', message: 'must be a string' },
+    ]);
+  });
+});
+
+describe('OAuth endpoints', () => {
+  it('treat a client_id with NUL as an unknown client, not a server error', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': randomAddress() };
+    for (const [path, body] of [
+      [
+        '/oauth/token',
+        'grant_type=authorization_code&client_id=app%00&code=x&code_verifier=x&redirect_uri=x',
+      ],
+      ['/oauth/revoke', 'client_id=app%00&token=x'],
+    ] as const) {
+      const response = await fetch(`${service.url}${path}`, { method: 'POST', headers: form, body });
+      expect(response.status, path).toBe(401);
+      expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+    }
+    const authorize = await fetch(
+      `${service.url}/oauth/authorize?client_id=app%00&response_type=code&scope=project:read`,
+      { redirect: 'manual', headers: { 'x-forwarded-for': randomAddress() } },
+    );
+    expect(authorize.status).toBe(400);
+  });
+
+  it('send an authorization request with NUL in a stored parameter back to the client as invalid_request', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    for (const extra of ['state=%00', 'login_hint=a%00b']) {
+      const query = new URLSearchParams({
+        client_id: client.client_id,
+        response_type: 'code',
+        redirect_uri: redirectUri,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuKEJfGYQsQ',
+        code_challenge_method: 'S256',
+        scope: 'project:read',
+      });
+      const response = await fetch(`${service.url}/oauth/authorize?${query}&${extra}`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': randomAddress() },
+      });
+      expect(response.status, extra).toBe(303);
+      const location = new URL(response.headers.get('location')!);
+      expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+    }
+  });
+});
+
+describe('/oauth/register', () => {
+  it('answers invalid_client_metadata naming the field for NUL or a lone surrogate in client_name', async () => {
+    for (const name of ['Agent\u0000', 'Agent \udc00']) {
+      const response = await fetch(`${service.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': randomAddress() },
+        body: JSON.stringify({
+          client_name: name,
+          redirect_uris: ['http://127.0.0.1:7777/cb'],
+          token_endpoint_auth_method: 'none',
+        }),
+      });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: string; error_description: string };
+      expect(body.error).toBe('invalid_client_metadata');
+      expect(body.error_description).toMatch(/^client_name /);
+    }
+  });
+});
