@@ -33,6 +33,24 @@ export interface Config {
   validateResponses: boolean;
   /** Folder with the Casbin model.conf and policy.csv. */
   policyDir: string;
+  /** Sign-in providers for people; each is on when its settings are present. */
+  providers: ProvidersConfig;
+  /** DNS servers for domain verification (`ip` or `ip:port`); unset: the system's resolvers. */
+  dnsServers: string[] | undefined;
+}
+
+export interface OidcProviderConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The name on the sign-in button. */
+  name: string;
+}
+
+export interface ProvidersConfig {
+  github?: { clientId: string; clientSecret: string; url: string; apiUrl: string };
+  google?: OidcProviderConfig;
+  oidc?: OidcProviderConfig;
 }
 
 export class ConfigError extends Error {
@@ -144,6 +162,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   if (devLogin && production) problems.push('DEV_LOGIN cannot be enabled with NODE_ENV=production');
 
+  const providers = parseProviders(str, production, problems);
+  const dnsServers = str('DNS_SERVERS')
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const server of dnsServers ?? []) {
+    if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$/i.test(server) && !/^[0-9a-f:]+$/i.test(server))
+      problems.push(`DNS_SERVERS must list IP addresses, each optionally with :port (got "${server}")`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     nodeEnv,
@@ -162,7 +190,59 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     validateResponses,
     policyDir,
+    providers,
+    dnsServers,
   };
+}
+
+/**
+ * Each provider is on when its client id is set; then its other settings are required, and its URLs must
+ * be absolute (https in production).
+ */
+function parseProviders(
+  str: (name: string) => string | undefined,
+  production: boolean,
+  problems: string[],
+): ProvidersConfig {
+  const url = (name: string, fallback?: string): string => {
+    const raw = str(name) ?? fallback;
+    const parsed = raw ? URL.parse(raw) : null;
+    if (!parsed || !['https:', 'http:'].includes(parsed.protocol) || parsed.search || parsed.hash) {
+      problems.push(`${name} must be an absolute https URL (got "${raw ?? ''}")`);
+      return '';
+    }
+    if (production && parsed.protocol !== 'https:') problems.push(`${name} must use https in production`);
+    return raw!.replace(/\/+$/, '');
+  };
+  const group = (prefix: string): { clientId: string; clientSecret: string } | undefined => {
+    const clientId = str(`${prefix}_CLIENT_ID`);
+    const clientSecret = str(`${prefix}_CLIENT_SECRET`);
+    if (!clientId && !clientSecret) return undefined;
+    if (!clientId) problems.push(`${prefix}_CLIENT_ID is required when ${prefix}_CLIENT_SECRET is set`);
+    if (!clientSecret) problems.push(`${prefix}_CLIENT_SECRET is required when ${prefix}_CLIENT_ID is set`);
+    return { clientId: clientId ?? '', clientSecret: clientSecret ?? '' };
+  };
+  const providers: ProvidersConfig = {};
+  const github = group('GITHUB');
+  if (github)
+    providers.github = {
+      ...github,
+      url: url('GITHUB_URL', 'https://github.com'),
+      apiUrl: url('GITHUB_API_URL', 'https://api.github.com'),
+    };
+  const google = group('GOOGLE');
+  if (google)
+    providers.google = {
+      ...google,
+      issuer: url('GOOGLE_ISSUER', 'https://accounts.google.com'),
+      name: 'Google',
+    };
+  const oidc = group('OIDC');
+  if (oidc) {
+    if (!str('OIDC_ISSUER')) problems.push('OIDC_ISSUER is required when OIDC_CLIENT_ID is set');
+    providers.oidc = { ...oidc, issuer: url('OIDC_ISSUER'), name: str('OIDC_NAME') ?? 'single sign-on' };
+  }
+  return providers;
 }
 
 function parsePort(raw: string, problems: string[]): number {

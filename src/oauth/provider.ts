@@ -10,6 +10,7 @@ import Provider, {
 import type { ServiceContext } from '../app.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import { User } from '../db/entities/index.ts';
+import type { Sessions } from '../identity/sessions.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { findRememberedGrantId } from './connected-apps.ts';
 import { errorPage } from './pages.ts';
@@ -26,18 +27,6 @@ export const OAUTH_ROUTES = {
 
 export const INTERACTION_PATH = '/oauth/interaction';
 
-/**
- * Our own first-party client: the settings pages sign a person in through it (src/oauth/signin.ts). Public,
- * authorization code + PKCE only (no refresh token), its one redirect URI on our origin; consent is
- * approved automatically for exactly these scopes (src/oauth/interactions.ts).
- */
-export const WEB_CLIENT = {
-  id: 'l10n-web',
-  name: 'Localization service settings',
-  callbackPath: '/settings/callback',
-  scopes: ['token:read', 'token:write', 'apps:read', 'apps:write'],
-} as const;
-
 /** Lifetimes in seconds. */
 export const TTL = {
   AccessToken: 60 * 60,
@@ -51,23 +40,14 @@ export const TTL = {
 /** A rotated refresh token keeps working this long, so two parallel refreshes do not revoke the grant. */
 export const REFRESH_GRACE_SECONDS = 10;
 
-export function createProvider(ctx: ServiceContext): Provider {
+export function createProvider(ctx: ServiceContext, sessions: Sessions): Provider {
   const { config, orm } = ctx;
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
   const configuration: Configuration = {
     adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
-    clients: [
-      {
-        client_id: WEB_CLIENT.id,
-        client_name: WEB_CLIENT.name,
-        application_type: 'web',
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        redirect_uris: [`${config.baseUrl}${WEB_CLIENT.callbackPath}`],
-      },
-    ],
+    // No built-in clients: our own pages use the browser session (src/identity), not OAuth.
+    clients: [],
     jwks: config.signingJwks as Configuration['jwks'],
     cookies: {
       keys: config.cookieKeys,
@@ -142,7 +122,7 @@ export function createProvider(ctx: ServiceContext): Provider {
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
-      policy: interactionPolicyWithRememberedConsent(),
+      policy: interactionPolicyWithRememberedConsent(sessions),
     },
     loadExistingGrant: async (koa) => {
       const { oidc } = koa;
@@ -190,9 +170,19 @@ function rotateRefreshTokenUnlessMismatched(koa: KoaContextWithOIDC): boolean {
  * The default policy, minus "native clients always see the consent page": consent is remembered per user
  * and client (docs/oauth.md explains the trade-off), and only newly requested scopes are asked for.
  */
-function interactionPolicyWithRememberedConsent() {
+function interactionPolicyWithRememberedConsent(sessions: Sessions) {
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   consent?.checks.remove('native_client_prompt');
+  // The browser session of this service decides who is signed in: an authorization-server session whose
+  // person has signed out here (or signed in as someone else since) asks for sign-in again.
+  policy.get('login')?.checks.add(
+    new interactionPolicy.Check('browser_session', 'End-User authentication is required', async (koa) => {
+      const who = await sessions.current(koa.req);
+      return who?.userId === koa.oidc.session?.accountId
+        ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+        : interactionPolicy.Check.REQUEST_PROMPT;
+    }),
+  );
   return policy;
 }

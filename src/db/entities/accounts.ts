@@ -101,6 +101,10 @@ export const OrganizationSignInProvider = defineEntity({
     clientId: p.string(),
     clientSecretEncrypted: p.blob().nullable().hidden(),
     enabled: p.boolean().default(false),
+    /** Role given to people enrolled automatically; null: nobody is enrolled. */
+    enrollRole: p.enum(ORG_ROLES).nullable(),
+    /** People at the organization's verified domains must sign in through this provider. */
+    required: p.boolean().default(false),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

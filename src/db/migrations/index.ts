@@ -1,8 +1,10 @@
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261122010000_oauth } from './Migration20261122010000_oauth.ts';
+import { Migration20261123010000_identity } from './Migration20261123010000_identity.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
   { name: 'Migration20261122010000_oauth', class: Migration20261122010000_oauth },
+  { name: 'Migration20261123010000_identity', class: Migration20261123010000_identity },
 ];
