@@ -30,6 +30,12 @@ export function domainOf(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }
 
+/** The e-mails a provider vouched for when this user signed in (lowercase): the only ones we trust. */
+export async function verifiedEmails(em: EntityManager, userId: string): Promise<Set<string>> {
+  const rows = await em.find(Identity, { user: userId, emailVerified: true, email: { $ne: null } });
+  return new Set(rows.map((r) => r.email!.toLowerCase()));
+}
+
 /** A handle made from the provider's username: lowercase letters, digits and hyphens, starting with a letter. */
 export function proposeHandle(username: string | undefined): string {
   let base = (username ?? '')

@@ -79,6 +79,27 @@ export function discover(settings: OidcSettings, production: boolean): Promise<c
   return config;
 }
 
+/**
+ * Why an issuer cannot serve as an organization's provider (its discovery document cannot be fetched,
+ * names another issuer, or lacks the endpoints sign-in needs), or undefined when it can.
+ */
+export async function checkIssuer(issuer: string, production: boolean): Promise<string | undefined> {
+  try {
+    const config = await client.discovery(new URL(issuer), 'check', undefined, client.None(), {
+      execute: insecureAllowed(issuer, production) ? [client.allowInsecureRequests] : [],
+      timeout: 10,
+    });
+    const metadata = config.serverMetadata();
+    if (!metadata.authorization_endpoint || !metadata.token_endpoint)
+      return `The provider at ${issuer} has no authorization or token endpoint in its discovery document.`;
+    if (!metadata.jwks_uri)
+      return `The provider at ${issuer} publishes no keys (jwks_uri) to check ID tokens with.`;
+    return undefined;
+  } catch {
+    return `No valid OpenID discovery document for the issuer ${issuer} (at ${issuer}/.well-known/openid-configuration).`;
+  }
+}
+
 export function oidcLeg(settings: OidcSettings, providerKey: string, production: boolean): Leg {
   return {
     async authorizationUrl(checks, redirectUri) {

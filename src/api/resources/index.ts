@@ -2,6 +2,7 @@ import type { OperationHandler } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
 import { appHandlers } from './apps.ts';
 import { glossaryHandlers } from './glossary.ts';
+import { identityHandlers } from './identity.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
 import { modelHandlers } from './models.ts';
@@ -24,4 +25,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...invitationHandlers,
   ...voiceHandlers,
   ...glossaryHandlers,
+  ...identityHandlers,
 };

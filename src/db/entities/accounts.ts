@@ -89,6 +89,8 @@ export const OrganizationDomain = defineEntity({
   },
 });
 
+export type IOrganizationDomain = InferEntity<typeof OrganizationDomain>;
+
 /** The organization's own identity provider (workspace or enterprise OIDC). */
 export const OrganizationSignInProvider = defineEntity({
   name: 'OrganizationSignInProvider',

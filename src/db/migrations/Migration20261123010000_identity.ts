@@ -26,6 +26,10 @@ create table sign_in_attempts (
   created_at timestamptz not null default now()
 );
 
+-- http issuers are for development and tests; the service refuses them in production.
+alter table organization_sign_in_providers drop constraint organization_sign_in_providers_issuer_check;
+alter table organization_sign_in_providers add constraint organization_sign_in_providers_issuer_check
+  check (issuer ~ '^https?://');
 alter table organization_sign_in_providers
   add column enroll_role text check (enroll_role in ('admin', 'member')),
   add column required boolean not null default false;
