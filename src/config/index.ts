@@ -245,6 +245,15 @@ function parseProviders(
   return providers;
 }
 
+/** What the administration command needs: only the database (no secrets, no port). */
+export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): { databaseUrl: string } {
+  const databaseUrl = env.DATABASE_URL?.trim();
+  if (!databaseUrl) throw new ConfigError(['DATABASE_URL is required: the database to administer']);
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError(['DATABASE_URL must be a postgres:// or postgresql:// URL']);
+  return { databaseUrl };
+}
+
 function parsePort(raw: string, problems: string[]): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
