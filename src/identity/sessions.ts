@@ -163,3 +163,24 @@ export function createSessions(orm: Orm, baseUrl: string): Sessions {
   };
   return sessions;
 }
+
+/**
+ * Sweeps what can no longer be used: sign-in attempts past their expiry, and sessions that ended or
+ * expired more than a day ago (kept that long so a just-ended session still shows as such in logs).
+ */
+export async function deleteExpiredSignInRows(orm: Orm): Promise<number> {
+  const connection = orm.em.getConnection();
+  const attempts = await connection.execute<{ affectedRows: number }>(
+    'delete from sign_in_attempts where expires_at < now()',
+    [],
+    'run',
+  );
+  const sessions = await connection.execute<{ affectedRows: number }>(
+    `delete from browser_sessions
+      where coalesce(ended_at, expires_at) < now() - interval '1 day'
+         or last_seen_at < now() - interval '1 day' - make_interval(secs => ${SESSION_IDLE_SECONDS})`,
+    [],
+    'run',
+  );
+  return attempts.affectedRows + sessions.affectedRows;
+}

@@ -204,3 +204,41 @@ describe('sign-in methods through the API', () => {
     expect((await sdk.listIdentities({ client: other.client })).data!.items).toHaveLength(1);
   });
 });
+
+describe('sweeping', () => {
+  it('deletes expired sign-in attempts and long-ended sessions, and keeps live ones', async () => {
+    const { deleteExpiredSignInRows } = await import('../../src/identity/sessions.ts');
+    const { openDatabase } = await import('../../src/db/orm.ts');
+    const live = new CookieJar();
+    const handle = uniqueHandle('keep');
+    await signIn(live, handle);
+    const ended = new CookieJar();
+    const endedHandle = uniqueHandle('gone');
+    await signIn(ended, endedHandle);
+    await sql(
+      service,
+      `update browser_sessions set ended_at = now() - interval '2 days'
+        where user_id = (select user_id from accounts where handle = $1)`,
+      [endedHandle],
+    );
+    await sql(
+      service,
+      `insert into sign_in_attempts (id, expires_at) values (gen_random_uuid(), now() - interval '1 minute')`,
+    );
+    const orm = await openDatabase(service.database.url);
+    try {
+      expect(await deleteExpiredSignInRows(orm)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await orm.close(true);
+    }
+    expect(await sql(service, `select 1 from sign_in_attempts where expires_at < now()`)).toEqual([]);
+    expect(
+      await sql(
+        service,
+        `select 1 from browser_sessions where user_id = (select user_id from accounts where handle = $1)`,
+        [endedHandle],
+      ),
+    ).toEqual([]);
+    expect(await signedInAs(live)).toBe(handle);
+  });
+});
