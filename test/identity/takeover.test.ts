@@ -3,7 +3,7 @@
 // `state`; a callback carrying another browser's state; a provider error. Over plain HTTP with a cookie
 // jar, against a GitHub stand-in and an upstream oidc-provider.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { CookieJar, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -123,6 +123,67 @@ describe('takeover attempts', () => {
       [String(owner.id)],
     )) as { user_id: string }[];
     expect(rows).toEqual([{ user_id: ownerId }]);
+  });
+
+  it('links a second provider only from a signed-in session, and removes it again (never the last)', async () => {
+    // Without a session, "link" asks to sign in first.
+    const anonymous = await new CookieJar().fetch(`${service.url}/signin/github?link=1`);
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe(
+      `/signin?next=${encodeURIComponent('/settings/identities')}`,
+    );
+
+    const login = uniqueHandle('link');
+    google.accounts.set(login, {
+      email: `${login}@example.net`,
+      email_verified: true,
+      preferred_username: login,
+    });
+    const jar = new CookieJar();
+    const start = await jar.fetch(`${service.url}/signin/google`);
+    expect((await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login))).status).toBe(
+      303,
+    );
+    const me = await whoIsSignedIn(jar);
+    const linked = githubUser(`${login}@example.net`, true);
+    const back = await jar.fetch(await startGithub(jar, '?link=1&next=/settings/identities'));
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe('/settings/identities');
+    expect(await whoIsSignedIn(jar)).toBe(me);
+    const page = await (await jar.fetch(`${service.url}/settings/identities`)).text();
+    expect(page).toContain('<h2>Google</h2>');
+    expect(page).toContain('<h2>GitHub</h2>');
+
+    // The linked GitHub account now signs in as the same person.
+    const elsewhere = new CookieJar();
+    github.user = linked;
+    expect((await elsewhere.fetch(await startGithub(elsewhere))).status).toBe(303);
+    expect(await whoIsSignedIn(elsewhere)).toBe(me);
+
+    // Remove GitHub; then Google is the last one and cannot be removed.
+    const forms = [
+      ...page.matchAll(
+        /action="\/settings\/identities\/([0-9a-f-]+)\/unlink">\s*<input type="hidden" name="csrf" value="([^"]+)"/g,
+      ),
+    ];
+    expect(forms).toHaveLength(2);
+    const github1 = forms[1]!;
+    expect(
+      (await postForm(jar, `${service.url}/settings/identities/${github1[1]}/unlink`, { csrf: github1[2]! }))
+        .status,
+    ).toBe(303);
+    const google1 = forms[0]!;
+    const last = await postForm(jar, `${service.url}/settings/identities/${google1[1]}/unlink`, {
+      csrf: google1[2]!,
+    });
+    expect(last.status).toBe(409);
+    expect(await last.text()).toContain('cannot be removed');
+    expect(
+      await sql(service, `select provider from identities where subject in ($1, $2)`, [
+        login,
+        String(linked.id),
+      ]),
+    ).toEqual([{ provider: 'google' }]);
   });
 
   it('a replayed callback (same state, same cookie) is refused', async () => {
