@@ -12,6 +12,7 @@ import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
+import { invitationPageRoutes } from './web/invitation-page.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -82,6 +83,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
   app.use(homeRoutes(ctx.config.baseUrl));
+  app.use(invitationPageRoutes(ctx, api.pipeline, oauth.sessions, oauth.csrf));
   oauth.mount(app);
   app.use(notFound);
 

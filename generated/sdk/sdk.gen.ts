@@ -422,8 +422,9 @@ export const listInvitations = <ThrowOnError extends boolean = false>(options: O
  *
  * Invites an e-mail address to join an organization with a role (default `member`); admins only. The
  * invitation is valid for 7 days and carries a single-use secret, `acceptToken`, returned in this response
- * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the token to the
- * invitee yourself; they accept it with `acceptInvitation`. Inviting the e-mail of an existing member, or
+ * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the invitee the
+ * link `{BASE_URL}/invitations/answer?token=<acceptToken>` (they sign in, see the organization and the
+ * role, and accept or decline), or the token for `acceptInvitation`. Inviting the e-mail of an existing member, or
  * one that already has a pending invitation, answers 409; revoke the pending one to send a new one.
  *
  */

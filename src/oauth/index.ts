@@ -9,7 +9,7 @@ import { createSessions, type Sessions } from '../identity/sessions.ts';
 import { tokensPageRoutes } from '../web/tokens-page.ts';
 import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
-import { createCsrf } from './csrf.ts';
+import { type Csrf, createCsrf } from './csrf.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
 import { interactionRoutes } from './interactions.ts';
 import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
@@ -26,6 +26,8 @@ export interface OAuthServer {
   provider: Provider;
   /** Browser sessions of people: who is signed in on a page. */
   sessions: Sessions;
+  /** CSRF tokens of the pages' forms. */
+  csrf: Csrf;
   /** Any OAuth access token of ours, whatever its audience; compare credential.audience with resourceFor(). */
   verifyAccessToken: BearerVerifier;
   /** Only tokens issued for this door's resource. */
@@ -52,6 +54,7 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
   return {
     provider,
     sessions,
+    csrf,
     verifyAccessToken,
     verifierFor: (door) => verifierFor(verifyAccessToken, door, ctx.config.baseUrl),
     failedAuthLimiter: limits.failedAuth,

@@ -7,8 +7,10 @@ import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
 import { register, sql, tokenRequest, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
+import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { type GithubStandIn, type OidcUpstream, startGithubStandIn, startOidcUpstream } from './upstream.ts';
@@ -190,6 +192,53 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     expect(await page.locator('main').textContent()).toContain('Your only way to sign in cannot be removed.');
 
     await authorizeMcpClientWithoutSignIn(page);
+    await context.close();
+  });
+
+  it('opens an invitation link: sign in, see the organization and role, accept; a wrong e-mail is refused', async () => {
+    const admin = await createTestUser(service, uniqueHandle('boss'));
+    const org = uniqueHandle('team');
+    await createTestOrganization(service, org, admin);
+    const login = uniqueHandle('Invitee');
+    const email = `${login.toLowerCase()}@example.org`;
+    const invite = async (to: string) => {
+      const created = await sdk.createInvitation({
+        client: admin.client,
+        path: { org },
+        body: { email: to, role: 'admin' },
+      });
+      expect(created.response.status).toBe(201);
+      return `${service.url}/invitations/answer?token=${encodeURIComponent(created.data!.acceptToken)}`;
+    };
+    const forSomeoneElse = await invite('someone-else@example.org');
+    const forInvitee = await invite(email.toUpperCase());
+
+    github.user = { id: 5151, login, emails: [{ email, primary: true, verified: true }] };
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(forInvitee);
+    // Not signed in: the sign-in page first, then back to the invitation.
+    await page.getByRole('link', { name: 'Sign in with GitHub' }).click();
+    await page.getByRole('button', { name: 'Accept' }).waitFor();
+    const text = await page.locator('main').textContent();
+    expect(text).toContain(`@${org}`);
+    expect(text).toContain('admin');
+    await page.getByRole('button', { name: 'Accept' }).click();
+    await page.getByRole('status').waitFor();
+    expect(await page.locator('h1').textContent()).toContain('You joined');
+    const members = await sdk.listMembers({ client: admin.client, path: { org } });
+    expect(members.data!.items.map((m: { user: string; role: string }) => [m.user, m.role])).toContainEqual([
+      login.toLowerCase().replace(/_/g, '-'),
+      'admin',
+    ]);
+
+    // The other invitation is not for this person's verified e-mail: 403 with the reason, nothing joined twice.
+    await page.goto(forSomeoneElse);
+    await page.getByRole('button', { name: 'Accept' }).click();
+    expect(await page.locator('main').textContent()).toContain('another e-mail address');
+    await page.goto(forSomeoneElse);
+    await page.getByRole('button', { name: 'Decline' }).click();
+    expect(await page.locator('main').textContent()).toContain('another e-mail address');
     await context.close();
   });
 });
