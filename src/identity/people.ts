@@ -3,7 +3,7 @@
 // organization's provider enrolls people at its verified domains; an organization can require its
 // provider for its domains.
 import { randomBytes } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   Identity,
@@ -181,4 +181,19 @@ async function requiredElsewhere(em: EntityManager, profile: Profile): Promise<s
   });
   if (!provider || profile.provider === orgProviderKey(domain.organization.id)) return undefined;
   return domain.domain;
+}
+
+/** Removes one of the user's identities, never the last one (their rows locked, so two removals cannot race). */
+export async function unlinkIdentity(
+  orm: Orm,
+  userId: string,
+  identityId: string,
+): Promise<'removed' | 'last' | 'not_found'> {
+  return orm.em.fork().transactional(async (em) => {
+    const rows = await em.find(Identity, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!rows.some((r) => r.id === identityId)) return 'not_found';
+    if (rows.length <= 1) return 'last';
+    await em.nativeDelete(Identity, { id: identityId, user: userId });
+    return 'removed';
+  });
 }

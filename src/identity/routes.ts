@@ -3,7 +3,6 @@
 // /signin/callback/<provider> (back, then a new browser session), /settings/signout, and the pages for
 // sessions and sign-in methods.
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
 import express, { type Request, type Response, Router } from 'express';
 import type { ServiceContext } from '../app.ts';
 import {
@@ -17,7 +16,7 @@ import type { Csrf } from '../oauth/csrf.ts';
 import { errorPage, settingsHeader } from '../oauth/pages.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
 import { identitiesPage, sessionsPage, signInFailedPage, signInPage } from './pages.ts';
-import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from './people.ts';
+import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile, unlinkIdentity } from './people.ts';
 import {
   type Checks,
   configuredProviders,
@@ -335,7 +334,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       return;
     }
     const id = String(req.params.id);
-    const outcome = UUID.test(id) ? await unlinkIdentity(ctx, who.userId, id) : 'not_found';
+    const outcome = UUID.test(id) ? await unlinkIdentity(ctx.orm, who.userId, id) : 'not_found';
     if (outcome === 'last') return renderIdentities(res, who, 'Your only way to sign in cannot be removed.');
     res.redirect(303, '/settings/identities');
   });
@@ -346,19 +345,4 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
 export function providerLabel(provider: string, providers: { id: string; label: string }[]): string {
   if (provider.startsWith('org:')) return 'Your organization';
   return providers.find((p) => p.id === provider)?.label ?? provider;
-}
-
-/** Removes one of the user's identities, never the last one (locked in one transaction). */
-export async function unlinkIdentity(
-  ctx: ServiceContext,
-  userId: string,
-  identityId: string,
-): Promise<'removed' | 'last' | 'not_found'> {
-  return ctx.orm.em.fork().transactional(async (em) => {
-    const rows = await em.find(Identity, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!rows.some((r) => r.id === identityId)) return 'not_found';
-    if (rows.length <= 1) return 'last';
-    await em.nativeDelete(Identity, { id: identityId, user: userId });
-    return 'removed';
-  });
 }

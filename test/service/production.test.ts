@@ -44,7 +44,8 @@ async function admin(args: string[], env: NodeJS.ProcessEnv = { DATABASE_URL: da
   return { code, stdout, stderr };
 }
 
-describe('the first admin of a production install', () => {
+// Each case starts a Node process (the command, then the service): slow on a loaded machine, not stuck.
+describe('the first admin of a production install', { timeout: 180_000 }, () => {
   let token: string;
 
   it('creates the first user, organization and token on a fresh database', async () => {

@@ -7,9 +7,8 @@ import {
   OrganizationSignInProvider,
 } from '../../db/entities/index.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
-import { orgSecretBinding } from '../../identity/people.ts';
+import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
-import { unlinkIdentity } from '../../identity/routes.ts';
 import type { OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization } from './organizations.ts';
@@ -49,7 +48,7 @@ export const identityHandlers: Record<string, OperationHandler> = {
   },
 
   async unlinkIdentity(op) {
-    const outcome = await unlinkIdentity(op.service, op.caller.userId, op.params.identity!);
+    const outcome = await unlinkIdentity(op.service.orm, op.caller.userId, op.params.identity!);
     if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
     if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
     op.audit('identity.unlink', 'identity', op.params.identity!);
