@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 /** An MCP client's authorization in this page: it must reach consent at once, be approved, and pay out. */
-async function authorizeMcpClientWithoutSignIn(page: Page) {
+async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {
   const registered = await register(service, {
     client_name: 'Agent',
     redirect_uris: [redirectUri],
@@ -81,7 +81,12 @@ async function authorizeMcpClientWithoutSignIn(page: Page) {
   }).toString();
   const before = received.length;
   await page.goto(url.toString());
-  // Consent straight away: no sign-in page in between.
+  if (signInFirst) {
+    // Not signed in yet: the authorization's sign-in step offers the providers; back here afterwards.
+    expect(await page.title()).toContain('Sign in');
+    await signInFirst();
+  }
+  // Consent straight away: no (further) sign-in page in between.
   await page.getByRole('button', { name: 'Approve' }).waitFor();
   expect(await page.title()).not.toContain('Sign in');
   await page.getByRole('button', { name: 'Approve' }).click();
@@ -191,6 +196,26 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     expect(await page.getByRole('heading', { level: 2, name: 'GitHub' }).count()).toBe(1);
     expect(await page.locator('main').textContent()).toContain('Your only way to sign in cannot be removed.');
 
+    await authorizeMcpClientWithoutSignIn(page);
+    await context.close();
+  });
+
+  it("signs in on an MCP client's authorization step through GitHub; a second client needs no sign-in", async () => {
+    const login = uniqueHandle('agentuser');
+    github.user = {
+      id: 4343,
+      login,
+      emails: [{ email: `${login}@example.org`, primary: true, verified: true }],
+    };
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await authorizeMcpClientWithoutSignIn(page, async () => {
+      expect(await page.getByLabel('Handle').count()).toBe(0);
+      await page.getByRole('link', { name: 'Sign in with GitHub' }).click();
+    });
+    expect(await page.context().cookies(service.url)).toContainEqual(
+      expect.objectContaining({ name: 'l10n_session' }),
+    );
     await authorizeMcpClientWithoutSignIn(page);
     await context.close();
   });
