@@ -15,6 +15,7 @@ import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { assetRoutes } from './web/assets.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
+import { invitationPageRoutes } from './web/invitation-page.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -117,6 +118,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
   app.use(homeRoutes(ctx.config.baseUrl));
+  app.use(invitationPageRoutes(ctx, api.pipeline, oauth.sessions, oauth.csrf));
   oauth.mount(app);
   app.use(notFound);
 

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DisconnectAppData, DisconnectAppErrors, DisconnectAppResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, LeaveOrganizationData, LeaveOrganizationErrors, LeaveOrganizationResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListConnectedAppsData, ListConnectedAppsErrors, ListConnectedAppsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveGlossaryEntriesData, RemoveGlossaryEntriesErrors, RemoveGlossaryEntriesResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, SearchGlossaryEntriesData, SearchGlossaryEntriesErrors, SearchGlossaryEntriesResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpsertGlossaryEntriesData, UpsertGlossaryEntriesErrors, UpsertGlossaryEntriesResponses } from './types.gen.ts';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddDomainData, AddDomainErrors, AddDomainResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateModelData, CreateModelErrors, CreateModelResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateTokenData, CreateTokenErrors, CreateTokenResponses, DeclineInvitationData, DeclineInvitationErrors, DeclineInvitationResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteProjectData, DeleteProjectErrors, DeleteProjectResponses, DisconnectAppData, DisconnectAppErrors, DisconnectAppResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetCurrentUserData, GetCurrentUserErrors, GetCurrentUserResponses, GetGlossaryData, GetGlossaryErrors, GetGlossaryResponses, GetGlossarySettingsData, GetGlossarySettingsErrors, GetGlossarySettingsResponses, GetIdentityProviderData, GetIdentityProviderErrors, GetIdentityProviderResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, LeaveOrganizationData, LeaveOrganizationErrors, LeaveOrganizationResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListAuditEventsData, ListAuditEventsErrors, ListAuditEventsResponses, ListConnectedAppsData, ListConnectedAppsErrors, ListConnectedAppsResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListGlossaryVersionsData, ListGlossaryVersionsErrors, ListGlossaryVersionsResponses, ListIdentitiesData, ListIdentitiesErrors, ListIdentitiesResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListTokensData, ListTokensErrors, ListTokensResponses, ListVoiceVersionsData, ListVoiceVersionsErrors, ListVoiceVersionsResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveGlossaryEntriesData, RemoveGlossaryEntriesErrors, RemoveGlossaryEntriesResponses, RemoveIdentityProviderData, RemoveIdentityProviderErrors, RemoveIdentityProviderResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeTokenData, RevokeTokenErrors, RevokeTokenResponses, SaveGlossaryData, SaveGlossaryErrors, SaveGlossaryResponses, SaveVoiceData, SaveVoiceErrors, SaveVoiceResponses, SearchGlossaryEntriesData, SearchGlossaryEntriesErrors, SearchGlossaryEntriesResponses, SetIdentityProviderData, SetIdentityProviderErrors, SetIdentityProviderResponses, UnlinkIdentityData, UnlinkIdentityErrors, UnlinkIdentityResponses, UpdateCurrentUserData, UpdateCurrentUserErrors, UpdateCurrentUserResponses, UpdateGlossarySettingsData, UpdateGlossarySettingsErrors, UpdateGlossarySettingsResponses, UpdateMemberData, UpdateMemberErrors, UpdateMemberResponses, UpdateModelData, UpdateModelErrors, UpdateModelResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateProjectData, UpdateProjectErrors, UpdateProjectResponses, UpsertGlossaryEntriesData, UpsertGlossaryEntriesErrors, UpsertGlossaryEntriesResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -443,8 +443,9 @@ export const listInvitations = <ThrowOnError extends boolean = false>(options: O
  *
  * Invites an e-mail address to join an organization with a role (default `member`); admins only. The
  * invitation is valid for 7 days and carries a single-use secret, `acceptToken`, returned in this response
- * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the token to the
- * invitee yourself; they accept it with `acceptInvitation`. Inviting the e-mail of an existing member, or
+ * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the invitee the
+ * link `{BASE_URL}/invitations/answer?token=<acceptToken>` (they sign in, see the organization and the
+ * role, and accept or decline), or the token for `acceptInvitation`. Inviting the e-mail of an existing member, or
  * one that already has a pending invitation, answers 409; revoke the pending one to send a new one.
  *
  */
@@ -476,10 +477,11 @@ export const revokeInvitation = <ThrowOnError extends boolean = false>(options: 
  * Accept an invitation
  *
  * Joins the organization of an invitation, with the role it names, as the user the token acts for.
- * The invitation's token is the proof: whoever holds it may accept it once, whatever e-mail their
- * profile has, so treat it like a password. An unknown token answers 404; an invitation already
- * accepted or declined, or an organization you already belong to, 409; a revoked or expired invitation
- * answers 410 Gone (an expired one is marked so) — ask an admin for a new one.
+ * It takes both the invitation's token and the invited person: one of your sign-in methods must have
+ * verified the invited e-mail (compared case-insensitively), or the answer is 403 and nothing changes.
+ * An unknown token answers 404; an invitation already accepted or declined, or an organization you
+ * already belong to, 409; a revoked or expired invitation answers 410 Gone (an expired one is marked
+ * so) — ask an admin for a new one.
  *
  */
 export const acceptInvitation = <ThrowOnError extends boolean = false>(options: Options<AcceptInvitationData, ThrowOnError>) => (options.client ?? client).post<AcceptInvitationResponses, AcceptInvitationErrors, ThrowOnError>({
@@ -495,8 +497,9 @@ export const acceptInvitation = <ThrowOnError extends boolean = false>(options: 
 /**
  * Decline an invitation
  *
- * Declines an invitation, so its token can no longer be used. The same answers as accepting: 404 for an
- * unknown token, 409 if it was already answered, 410 if it was revoked or has expired.
+ * Declines an invitation, so its token can no longer be used. The same answers as accepting: 403 when
+ * no sign-in method of yours verified the invited e-mail, 404 for an unknown token, 409 if it was
+ * already answered, 410 if it was revoked or has expired.
  *
  */
 export const declineInvitation = <ThrowOnError extends boolean = false>(options: Options<DeclineInvitationData, ThrowOnError>) => (options.client ?? client).post<DeclineInvitationResponses, DeclineInvitationErrors, ThrowOnError>({
@@ -709,6 +712,140 @@ export const getGlossarySettings = <ThrowOnError extends boolean = false>(option
 export const updateGlossarySettings = <ThrowOnError extends boolean = false>(options: Options<UpdateGlossarySettingsData, ThrowOnError>) => (options.client ?? client).put<UpdateGlossarySettingsResponses, UpdateGlossarySettingsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/accounts/{account}/glossary/settings',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List your sign-in methods
+ *
+ * Lists the identity providers you can sign in with (GitHub, Google, the service's OpenID provider, or
+ * an organization's own provider), each with the e-mail it gave and whether it said that e-mail is
+ * verified. Only a signed-in browser links a new one (the Sign-in methods page).
+ *
+ */
+export const listIdentities = <ThrowOnError extends boolean = false>(options?: Options<ListIdentitiesData, ThrowOnError>) => (options?.client ?? client).get<ListIdentitiesResponses, ListIdentitiesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/user/identities',
+    ...options
+});
+
+/**
+ * Remove a sign-in method
+ *
+ * Unlinks one identity provider from your user, so it no longer signs you in. Your last sign-in method
+ * cannot be removed: that answers 409 and changes nothing.
+ *
+ */
+export const unlinkIdentity = <ThrowOnError extends boolean = false>(options: Options<UnlinkIdentityData, ThrowOnError>) => (options.client ?? client).delete<UnlinkIdentityResponses, UnlinkIdentityErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/user/identities/{identity}',
+    ...options
+});
+
+/**
+ * List an organization's e-mail domains
+ *
+ * Lists the work e-mail domains an organization claims, and when each passed verification (admins
+ * only). Automatic enrollment and "Sign in with your organization" use verified domains only.
+ *
+ */
+export const listDomains = <ThrowOnError extends boolean = false>(options: Options<ListDomainsData, ThrowOnError>) => (options.client ?? client).get<ListDomainsResponses, ListDomainsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/domains',
+    ...options
+});
+
+/**
+ * Claim an e-mail domain
+ *
+ * Adds a work e-mail domain to an organization (admins only) and returns the DNS TXT record to publish
+ * to prove it is yours: its name and value are shown in this response only. Then call `verifyDomain`.
+ * Public e-mail domains (gmail.com, outlook.com, …) and public suffixes (com, co.uk, github.io, …) are
+ * refused with 400. A domain another organization has verified answers 409. Adding a domain again
+ * issues a new record.
+ *
+ */
+export const addDomain = <ThrowOnError extends boolean = false>(options: Options<AddDomainData, ThrowOnError>) => (options.client ?? client).post<AddDomainResponses, AddDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/domains',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Give up an e-mail domain
+ *
+ * Removes a domain from the organization (admins only); nobody is enrolled through it any more.
+ */
+export const removeDomain = <ThrowOnError extends boolean = false>(options: Options<RemoveDomainData, ThrowOnError>) => (options.client ?? client).delete<RemoveDomainResponses, RemoveDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/domains/{domain}',
+    ...options
+});
+
+/**
+ * Verify an e-mail domain
+ *
+ * Looks up the domain's TXT record (`_l10n-verification.<domain>`) and, when it holds the value
+ * `addDomain` returned, records the domain as verified (admins only). A missing or different record
+ * answers 409 and changes nothing; publish it and try again (DNS may take a while to spread). A domain
+ * another organization has verified answers 409 too.
+ *
+ */
+export const verifyDomain = <ThrowOnError extends boolean = false>(options: Options<VerifyDomainData, ThrowOnError>) => (options.client ?? client).post<VerifyDomainResponses, VerifyDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/domains/{domain}/verify',
+    ...options
+});
+
+/**
+ * Remove the organization's identity provider
+ *
+ * Removes the organization's provider (admins only). People who signed in only through it can no
+ * longer sign in until they link another method. Idempotent.
+ *
+ */
+export const removeIdentityProvider = <ThrowOnError extends boolean = false>(options: Options<RemoveIdentityProviderData, ThrowOnError>) => (options.client ?? client).delete<RemoveIdentityProviderResponses, RemoveIdentityProviderErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/identity-provider',
+    ...options
+});
+
+/**
+ * Get the organization's identity provider
+ *
+ * The organization's own OpenID provider (workspace or enterprise IdP), without its client secret,
+ * which is never returned (admins only). 404 when none is configured.
+ *
+ */
+export const getIdentityProvider = <ThrowOnError extends boolean = false>(options: Options<GetIdentityProviderData, ThrowOnError>) => (options.client ?? client).get<GetIdentityProviderResponses, GetIdentityProviderErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/identity-provider',
+    ...options
+});
+
+/**
+ * Configure the organization's identity provider
+ *
+ * Sets the organization's own OpenID provider (admins only): its issuer, and the client id and secret
+ * the provider issued for this service, with the callback URL `{BASE_URL}/signin/callback/org`. The
+ * secret is stored encrypted and never returned; leave it out to keep the stored one. Saving fetches
+ * the issuer's discovery document and refuses (400) one that cannot be fetched, does not name the same
+ * issuer, or lacks an authorization or token endpoint. `enrollRole` enrolls people who sign in through
+ * it with a verified e-mail at one of the organization's verified domains (null: nobody is enrolled);
+ * `required` makes it the only way in for people at those domains.
+ *
+ */
+export const setIdentityProvider = <ThrowOnError extends boolean = false>(options: Options<SetIdentityProviderData, ThrowOnError>) => (options.client ?? client).put<SetIdentityProviderResponses, SetIdentityProviderErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/organizations/{org}/identity-provider',
     ...options,
     headers: {
         'Content-Type': 'application/json',

@@ -443,6 +443,94 @@ export type InvitationAnswer = {
     token: string;
 };
 
+export type Identity = {
+    id: Uuid;
+    /**
+     * `github`, `google`, `oidc` (the service's OpenID provider) or `organization`.
+     */
+    provider: 'github' | 'google' | 'oidc' | 'organization';
+    /**
+     * For `organization`, the handle of the organization whose provider it is.
+     */
+    organization?: string | null;
+    /**
+     * The e-mail the provider gave.
+     */
+    email: string | null;
+    /**
+     * Whether the provider said that e-mail is verified.
+     */
+    emailVerified: boolean;
+    createdAt: Timestamp;
+};
+
+export type IdentityList = {
+    items: Array<Identity>;
+};
+
+/**
+ * A lowercase domain name such as example.com.
+ */
+export type DomainName = string;
+
+export type Domain = {
+    domain: DomainName;
+    verified: boolean;
+    verifiedAt: Timestamp | null;
+    createdAt: Timestamp;
+};
+
+export type DomainCreate = {
+    domain: DomainName;
+};
+
+export type DomainCreated = Domain & {
+    /**
+     * The DNS TXT record to publish (shown once).
+     */
+    txtRecord: {
+        /**
+         * The record's name: `_l10n-verification.<domain>`.
+         */
+        name: string;
+        value: string;
+    };
+};
+
+export type DomainList = {
+    items: Array<Domain>;
+};
+
+export type IdentityProvider = {
+    issuer: string;
+    clientId: string;
+    /**
+     * A secret is stored (it is never returned).
+     */
+    hasClientSecret: boolean;
+    /**
+     * Role given to people enrolled automatically; null when nobody is enrolled.
+     */
+    enrollRole: OrgRole | null;
+    /**
+     * People at the organization's verified domains must use it.
+     */
+    required: boolean;
+    /**
+     * The redirect URI to register at the provider.
+     */
+    callbackUrl: string;
+    updatedAt: Timestamp;
+};
+
+export type IdentityProviderSave = {
+    issuer: string;
+    clientId: string;
+    clientSecret?: string;
+    enrollRole?: OrgRole | null;
+    required?: boolean;
+};
+
 /**
  * How formally translations address the reader.
  */
@@ -771,6 +859,16 @@ export type MemberUser = Handle;
  * Id of the invitation.
  */
 export type InvitationId = Uuid;
+
+/**
+ * Id of one of your identities.
+ */
+export type IdentityId = Uuid;
+
+/**
+ * The e-mail domain, lowercase (example.com).
+ */
+export type DomainName2 = DomainName;
 
 export type GetCurrentUserData = {
     body?: never;
@@ -2850,3 +2948,388 @@ export type UpdateGlossarySettingsResponses = {
 };
 
 export type UpdateGlossarySettingsResponse = UpdateGlossarySettingsResponses[keyof UpdateGlossarySettingsResponses];
+
+export type ListIdentitiesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/user/identities';
+};
+
+export type ListIdentitiesErrors = {
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+};
+
+export type ListIdentitiesError = ListIdentitiesErrors[keyof ListIdentitiesErrors];
+
+export type ListIdentitiesResponses = {
+    /**
+     * Your sign-in methods, oldest first.
+     */
+    200: IdentityList;
+};
+
+export type ListIdentitiesResponse = ListIdentitiesResponses[keyof ListIdentitiesResponses];
+
+export type UnlinkIdentityData = {
+    body?: never;
+    path: {
+        /**
+         * Id of one of your identities.
+         */
+        identity: Uuid;
+    };
+    query?: never;
+    url: '/api/v1/user/identities/{identity}';
+};
+
+export type UnlinkIdentityErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type UnlinkIdentityError = UnlinkIdentityErrors[keyof UnlinkIdentityErrors];
+
+export type UnlinkIdentityResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type UnlinkIdentityResponse = UnlinkIdentityResponses[keyof UnlinkIdentityResponses];
+
+export type ListDomainsData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/domains';
+};
+
+export type ListDomainsErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type ListDomainsError = ListDomainsErrors[keyof ListDomainsErrors];
+
+export type ListDomainsResponses = {
+    /**
+     * The organization's domains.
+     */
+    200: DomainList;
+};
+
+export type ListDomainsResponse = ListDomainsResponses[keyof ListDomainsResponses];
+
+export type AddDomainData = {
+    body: DomainCreate;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/domains';
+};
+
+export type AddDomainErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type AddDomainError = AddDomainErrors[keyof AddDomainErrors];
+
+export type AddDomainResponses = {
+    /**
+     * The domain, unverified, with the TXT record to publish.
+     */
+    201: DomainCreated;
+};
+
+export type AddDomainResponse = AddDomainResponses[keyof AddDomainResponses];
+
+export type RemoveDomainData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+        /**
+         * The e-mail domain, lowercase (example.com).
+         */
+        domain: DomainName;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/domains/{domain}';
+};
+
+export type RemoveDomainErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type RemoveDomainError = RemoveDomainErrors[keyof RemoveDomainErrors];
+
+export type RemoveDomainResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveDomainResponse = RemoveDomainResponses[keyof RemoveDomainResponses];
+
+export type VerifyDomainData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+        /**
+         * The e-mail domain, lowercase (example.com).
+         */
+        domain: DomainName;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/domains/{domain}/verify';
+};
+
+export type VerifyDomainErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The change conflicts with stored data (a taken handle, an existing member, …).
+     */
+    409: Problem;
+};
+
+export type VerifyDomainError = VerifyDomainErrors[keyof VerifyDomainErrors];
+
+export type VerifyDomainResponses = {
+    /**
+     * The domain, verified.
+     */
+    200: Domain;
+};
+
+export type VerifyDomainResponse = VerifyDomainResponses[keyof VerifyDomainResponses];
+
+export type RemoveIdentityProviderData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/identity-provider';
+};
+
+export type RemoveIdentityProviderErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type RemoveIdentityProviderError = RemoveIdentityProviderErrors[keyof RemoveIdentityProviderErrors];
+
+export type RemoveIdentityProviderResponses = {
+    /**
+     * Removed
+     */
+    204: void;
+};
+
+export type RemoveIdentityProviderResponse = RemoveIdentityProviderResponses[keyof RemoveIdentityProviderResponses];
+
+export type GetIdentityProviderData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/identity-provider';
+};
+
+export type GetIdentityProviderErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type GetIdentityProviderError = GetIdentityProviderErrors[keyof GetIdentityProviderErrors];
+
+export type GetIdentityProviderResponses = {
+    /**
+     * The organization's identity provider.
+     */
+    200: IdentityProvider;
+};
+
+export type GetIdentityProviderResponse = GetIdentityProviderResponses[keyof GetIdentityProviderResponses];
+
+export type SetIdentityProviderData = {
+    body: IdentityProviderSave;
+    path: {
+        /**
+         * Handle of the organization's account.
+         */
+        org: Handle;
+    };
+    query?: never;
+    url: '/api/v1/organizations/{org}/identity-provider';
+};
+
+export type SetIdentityProviderErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+};
+
+export type SetIdentityProviderError = SetIdentityProviderErrors[keyof SetIdentityProviderErrors];
+
+export type SetIdentityProviderResponses = {
+    /**
+     * The organization's identity provider, as saved.
+     */
+    200: IdentityProvider;
+};
+
+export type SetIdentityProviderResponse = SetIdentityProviderResponses[keyof SetIdentityProviderResponses];

@@ -5,7 +5,9 @@ export type Credential =
   /** A bearer token created through the API for one account (see account-tokens.ts). */
   | { kind: 'account_token'; tokenId: string; accountId: string }
   /** An OAuth access token issued by our authorization server (see src/oauth). */
-  | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string };
+  | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string }
+  /** A signed-in browser (src/identity/sessions.ts) on a page that runs an operation. */
+  | { kind: 'session'; sessionId: string };
 
 export interface Caller {
   userId: string;
@@ -32,4 +34,5 @@ export interface Caller {
 /** Turns a bearer string into a caller, or null when this verifier does not recognise or accept it. */
 export type BearerVerifier = (token: string) => Promise<Caller | null>;
 
-export type Door = 'rest' | 'mcp';
+/** Where an operation came in: the REST API, the MCP server, or a page of the web interface. */
+export type Door = 'rest' | 'mcp' | 'web';

@@ -47,6 +47,24 @@ export interface Config {
   metrics: { port: number | undefined; token: string | undefined };
   /** OpenTelemetry OTLP/HTTP endpoint; unset: no tracing export (the SDK is not even loaded). */
   otlpEndpoint: string | undefined;
+  /** Sign-in providers for people; each is on when its settings are present. */
+  providers: ProvidersConfig;
+  /** DNS servers for domain verification (`ip` or `ip:port`); unset: the system's resolvers. */
+  dnsServers: string[] | undefined;
+}
+
+export interface OidcProviderConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The name on the sign-in button. */
+  name: string;
+}
+
+export interface ProvidersConfig {
+  github?: { clientId: string; clientSecret: string; url: string; apiUrl: string };
+  google?: OidcProviderConfig;
+  oidc?: OidcProviderConfig;
 }
 
 export class ConfigError extends Error {
@@ -206,6 +224,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('CIMD_ALLOW_LOOPBACK cannot be enabled with NODE_ENV=production');
   }
 
+  const providers = parseProviders(str, production, problems);
+  const dnsServers = str('DNS_SERVERS')
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const server of dnsServers ?? []) {
+    if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$/i.test(server) && !/^[0-9a-f:]+$/i.test(server))
+      problems.push(`DNS_SERVERS must list IP addresses, each optionally with :port (got "${server}")`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     nodeEnv,
@@ -228,7 +256,68 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrateOnStart,
     metrics: { port: metricsPort, token: metricsToken },
     otlpEndpoint,
+    providers,
+    dnsServers,
   };
+}
+
+/**
+ * Each provider is on when its client id is set; then its other settings are required, and its URLs must
+ * be absolute (https in production).
+ */
+function parseProviders(
+  str: (name: string) => string | undefined,
+  production: boolean,
+  problems: string[],
+): ProvidersConfig {
+  const url = (name: string, fallback?: string): string => {
+    const raw = str(name) ?? fallback;
+    const parsed = raw ? URL.parse(raw) : null;
+    if (!parsed || !['https:', 'http:'].includes(parsed.protocol) || parsed.search || parsed.hash) {
+      problems.push(`${name} must be an absolute https URL (got "${raw ?? ''}")`);
+      return '';
+    }
+    if (production && parsed.protocol !== 'https:') problems.push(`${name} must use https in production`);
+    return raw!.replace(/\/+$/, '');
+  };
+  const group = (prefix: string): { clientId: string; clientSecret: string } | undefined => {
+    const clientId = str(`${prefix}_CLIENT_ID`);
+    const clientSecret = str(`${prefix}_CLIENT_SECRET`);
+    if (!clientId && !clientSecret) return undefined;
+    if (!clientId) problems.push(`${prefix}_CLIENT_ID is required when ${prefix}_CLIENT_SECRET is set`);
+    if (!clientSecret) problems.push(`${prefix}_CLIENT_SECRET is required when ${prefix}_CLIENT_ID is set`);
+    return { clientId: clientId ?? '', clientSecret: clientSecret ?? '' };
+  };
+  const providers: ProvidersConfig = {};
+  const github = group('GITHUB');
+  if (github)
+    providers.github = {
+      ...github,
+      url: url('GITHUB_URL', 'https://github.com'),
+      apiUrl: url('GITHUB_API_URL', 'https://api.github.com'),
+    };
+  const google = group('GOOGLE');
+  if (google)
+    providers.google = {
+      ...google,
+      issuer: url('GOOGLE_ISSUER', 'https://accounts.google.com'),
+      name: 'Google',
+    };
+  const oidc = group('OIDC');
+  if (oidc) {
+    if (!str('OIDC_ISSUER')) problems.push('OIDC_ISSUER is required when OIDC_CLIENT_ID is set');
+    providers.oidc = { ...oidc, issuer: url('OIDC_ISSUER'), name: str('OIDC_NAME') ?? 'single sign-on' };
+  }
+  return providers;
+}
+
+/** What the administration command needs: only the database (no secrets, no port). */
+export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): { databaseUrl: string } {
+  const databaseUrl = env.DATABASE_URL?.trim();
+  if (!databaseUrl) throw new ConfigError(['DATABASE_URL is required: the database to administer']);
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError(['DATABASE_URL must be a postgres:// or postgresql:// URL']);
+  return { databaseUrl };
 }
 
 function parsePort(raw: string, problems: string[], name = 'PORT'): number {

@@ -1,23 +1,23 @@
 // /settings/apps: the signed-in user's connected apps, with a Disconnect button per app. "Signed in"
 // means the authorization server's own session cookie (src/oauth/session.ts).
 import express, { Router } from 'express';
-import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
+import { SIGNOUT_CSRF_PURPOSE } from '../identity/routes.ts';
+import type { Sessions } from '../identity/sessions.ts';
 import { textProblem } from '../lib/text-input.ts';
 import { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
 import type { Csrf } from './csrf.ts';
 import { appsPage, errorPage } from './pages.ts';
-import { SIGNOUT_CSRF_PURPOSE, signedIn } from './session.ts';
 
 const CSRF_PURPOSE = 'connected-apps';
 
-export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
+export function appsPageRoutes(ctx: ServiceContext, sessions: Sessions, csrf: Csrf): Router {
   const router = Router();
 
   router.get('/settings/apps', async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    const who = await signedIn(provider, req, res);
+    const who = await sessions.current(req);
     if (!who) {
       res
         .status(401)
@@ -40,7 +40,7 @@ export function appsPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Cs
     '/settings/apps/:clientId/revoke',
     express.urlencoded({ extended: false, limit: '4kb' }),
     async (req, res) => {
-      const who = await signedIn(provider, req, res);
+      const who = await sessions.current(req);
       if (!who || !csrf.verify(CSRF_PURPOSE, who.sessionId, req.body?.csrf)) {
         res
           .status(403)

@@ -2,6 +2,7 @@
 // never reads them (it checks `exp` itself), so a periodic sweep keeps the table small. Every instance
 // sweeps; the work is idempotent, in small batches so no statement holds many locks for long.
 import type { Orm } from '../db/orm.ts';
+import { deleteExpiredSignInRows } from '../identity/sessions.ts';
 import type { Logger } from '../lib/logger.ts';
 
 const BATCH = 1000;
@@ -33,8 +34,8 @@ export function startCleanup(orm: Orm, logger: Logger): { stop(): void } {
   };
   const run = async () => {
     try {
-      const removed = await deleteExpiredOidcRows(orm);
-      if (removed > 0) logger.info({ removed }, 'removed expired OAuth rows');
+      const removed = (await deleteExpiredOidcRows(orm)) + (await deleteExpiredSignInRows(orm));
+      if (removed > 0) logger.info({ removed }, 'removed expired OAuth and sign-in rows');
     } catch (error) {
       logger.warn({ err: error }, 'OAuth cleanup failed');
     }

@@ -4,17 +4,19 @@ import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import { identityRoutes } from '../identity/routes.ts';
+import { createSessions, type Sessions } from '../identity/sessions.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { tokensPageRoutes } from '../web/tokens-page.ts';
 import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
-import { createCsrf } from './csrf.ts';
+import { type Csrf, createCsrf } from './csrf.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
 import { interactionRoutes } from './interactions.ts';
 import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
 import { createProvider, OAUTH_ROUTES } from './provider.ts';
 import { createRateLimits } from './rate-limits.ts';
-import { signInRoutes } from './signin.ts';
+import { endAuthorizationSession } from './session.ts';
 import { createAccessTokenVerifier, verifierFor } from './verifier.ts';
 
 // The paths oidc-provider serves itself, as labels of the request-duration metric (anything else: other).
@@ -30,6 +32,10 @@ export { audienceAccepts, defaultResource, resourceFor } from './resources.ts';
 
 export interface OAuthServer {
   provider: Provider;
+  /** Browser sessions of people: who is signed in on a page. */
+  sessions: Sessions;
+  /** CSRF tokens of the pages' forms. */
+  csrf: Csrf;
   /** Any OAuth access token of ours, whatever its audience; compare credential.audience with resourceFor(). */
   verifyAccessToken: BearerVerifier;
   /** Only tokens issued for this door's resource. */
@@ -45,7 +51,8 @@ export interface OAuthServer {
 }
 
 export function createOAuthServer(ctx: ServiceContext): OAuthServer {
-  const provider = createProvider(ctx);
+  const sessions = createSessions(ctx.orm, ctx.config.baseUrl);
+  const provider = createProvider(ctx, sessions);
   advertiseScopes(provider);
   provider.on('server_error', (_koa, error) => ctx.logger.error({ err: error }, 'oauth server error'));
   provider.on('grant.success', (koa) => ctx.metrics.tokenOutcome(koa.oidc.params?.grant_type, 'issued'));
@@ -60,6 +67,8 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
 
   return {
     provider,
+    sessions,
+    csrf,
     verifyAccessToken,
     verifierFor: (door) => verifierFor(verifyAccessToken, door, ctx.config.baseUrl),
     failedAuthLimiter: limits.failedAuth,
@@ -71,10 +80,16 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       app.post(OAUTH_ROUTES.revocation, ...limits.tokenEndpoint('revoke'));
       app.post(OAUTH_ROUTES.introspection, ...limits.tokenEndpoint('introspect'));
       app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest);
-      app.use(interactionRoutes(ctx, provider, csrf));
-      app.use(appsPageRoutes(ctx, provider, csrf));
-      app.use(signInRoutes(ctx, provider, csrf));
-      app.use(tokensPageRoutes(ctx, provider, csrf));
+      app.use(interactionRoutes(ctx, provider, csrf, sessions));
+      app.use(appsPageRoutes(ctx, sessions, csrf));
+      app.use(
+        identityRoutes(ctx, {
+          sessions,
+          csrf,
+          onSignOut: (req, res) => endAuthorizationSession(provider, req, res),
+        }),
+      );
+      app.use(tokensPageRoutes(ctx, sessions, csrf));
 
       // oidc-provider last, and only for its own paths, so other 404s stay the service's own.
       const callback = provider.callback();

@@ -1,25 +1,31 @@
 // oidc-provider interactions under /oauth/interaction/:uid: the (development) sign-in and the consent
 // page. oidc-provider decides which prompt is due; these routes only render it and record the answer.
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { Account } from '../db/entities/index.ts';
-import { createUserWithAccount } from '../domain/users.ts';
+import { createDevUser, findDevUser } from '../identity/dev-login.ts';
+import { configuredProviders } from '../identity/providers.ts';
+import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
 import type { Csrf } from './csrf.ts';
 import { consentPage, errorPage, loginPage } from './pages.ts';
-import { INTERACTION_PATH, WEB_CLIENT } from './provider.ts';
+import { INTERACTION_PATH } from './provider.ts';
 
-const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 const CSRF_PURPOSE = 'interaction';
 const LOGIN_LIST_LIMIT = 50;
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
+export function interactionRoutes(
+  ctx: ServiceContext,
+  provider: Provider,
+  csrf: Csrf,
+  sessions: Sessions,
+): Router {
   const router = Router();
+  const providers = configuredProviders(ctx.config).map(({ id, label }) => ({ id, label }));
   const form = express.urlencoded({ extended: false, limit: '8kb' });
 
   /** The interaction the browser's cookie names, if it is the one in the URL; renders an error otherwise. */
@@ -58,6 +64,17 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
   }
 
   async function renderLogin(req: Request, res: Response, interaction: Interaction, error?: string) {
+    // Signed in to this service already (a browser session): no second sign-in, straight on to consent.
+    const who = error ? undefined : await sessions.current(req);
+    if (who) {
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: who.userId } },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
     const em = ctx.orm.em.fork();
     const accounts = ctx.config.devLogin
       ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
@@ -75,6 +92,8 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
           clientName: await clientName(interaction),
           handles: accounts.map((a) => a.handle),
           devLogin: ctx.config.devLogin,
+          providers,
+          next: base,
           error,
           handleValue: error ? String(req.body?.handle ?? '') : undefined,
         }),
@@ -116,40 +135,11 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
     );
   }
 
-  /**
-   * Our own settings client (WEB_CLIENT) asks for no consent: the person is signing in to this service
-   * itself. Approved automatically only for its fixed scopes; anything more is refused, not shown.
-   */
-  async function approveFirstParty(req: Request, res: Response, interaction: Interaction) {
-    const details = interaction.prompt.details as {
-      missingOIDCScope?: string[];
-      missingResourceScopes?: Record<string, string[]>;
-    };
-    const allowed = new Set<string>(WEB_CLIENT.scopes);
-    const requested = [
-      ...(details.missingOIDCScope ?? []),
-      ...Object.values(details.missingResourceScopes ?? {}).flat(),
-    ];
-    if (requested.some((scope) => !allowed.has(scope))) {
-      await provider.interactionFinished(
-        req,
-        res,
-        { error: 'access_denied', error_description: 'The settings client asks only for its own scopes.' },
-        { mergeWithLastSubmission: false },
-      );
-      return;
-    }
-    const grantId = await recordConsent(provider, interaction);
-    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-  }
-
   router.get(`${INTERACTION_PATH}/:uid`, async (req, res) => {
     const interaction = await load(req, res);
     if (!interaction) return;
     res.set('Cache-Control', 'no-store');
     if (interaction.prompt.name === 'login') return renderLogin(req, res, interaction);
-    if (interaction.prompt.name === 'consent' && interaction.params.client_id === WEB_CLIENT.id)
-      return approveFirstParty(req, res, interaction);
     if (interaction.prompt.name === 'consent') return renderConsent(res, interaction);
     res.status(400).type('html').send(errorPage('invalid_request', 'Unsupported step.'));
   });
@@ -162,8 +152,10 @@ export function interactionRoutes(ctx: ServiceContext, provider: Provider, csrf:
       return;
     }
     const handle = String(req.body.handle ?? '').trim();
-    const outcome = req.body.create === '1' ? await createUser(ctx, handle) : await findUser(ctx, handle);
+    const outcome =
+      req.body.create === '1' ? await createDevUser(ctx, handle) : await findDevUser(ctx, handle);
     if ('error' in outcome) return renderLogin(req, res, interaction, outcome.error);
+    await sessions.start(req, res, outcome.userId);
     const result: InteractionResults = { login: { accountId: outcome.userId } };
     await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
   });
@@ -220,43 +212,6 @@ async function recordConsent(provider: Provider, interaction: Interaction): Prom
     grant.addResourceScope(indicator, scopes.join(' '));
   }
   return grant.save();
-}
-
-async function findUser(
-  ctx: ServiceContext,
-  handle: string,
-): Promise<{ userId: string } | { error: string }> {
-  // Only a well-formed handle can name a user; anything else (a NUL the database would refuse) is not one.
-  const account = HANDLE.test(handle)
-    ? await ctx.orm.em.fork().findOne(Account, { handle, kind: 'user' })
-    : null;
-  const userId = account?.user?.id;
-  return userId ? { userId } : { error: `No user has the handle “${handle}”.` };
-}
-
-async function createUser(
-  ctx: ServiceContext,
-  handle: string,
-): Promise<{ userId: string } | { error: string }> {
-  if (!HANDLE.test(handle)) {
-    return {
-      error:
-        'A handle is 2 to 39 lowercase letters, digits or hyphens, starts with a letter and does not end with a hyphen.',
-    };
-  }
-  const em = ctx.orm.em.fork();
-  try {
-    const { user } = createUserWithAccount(em, { handle, displayName: handle });
-    await em.flush();
-    return { userId: user.id };
-  } catch (error) {
-    if (error instanceof UniqueConstraintViolationException)
-      return { error: `The handle “${handle}” is taken.` };
-    // The database refuses reserved words (and anything else the format check misses).
-    if ((error as { code?: string }).code === '23514')
-      return { error: `The handle “${handle}” is reserved.` };
-    throw error;
-  }
 }
 
 /** What the user will be sent back to, shortened to what matters: the host, or the app's scheme. */

@@ -1,6 +1,7 @@
 // The pages themselves: sign-in (development), consent, connected apps and errors. Pure functions from
 // data to HTML; routes live in interactions.ts and apps-page.ts.
 import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
+import { type ProviderButton, signInChoices } from '../identity/pages.ts';
 import type { ConnectedApp } from './connected-apps.ts';
 import { type Html, html, page } from './html.ts';
 
@@ -49,6 +50,9 @@ export interface LoginView {
   clientName: string;
   handles: string[];
   devLogin: boolean;
+  /** Enabled identity providers, and the path the sign-in returns to (this interaction). */
+  providers: ProviderButton[];
+  next: string;
   error?: string;
   handleValue?: string;
 }
@@ -83,10 +87,11 @@ ${
     aria-describedby="handle-help${view.error ? ' handle-error' : ''}"${view.error ? html` aria-invalid="true" autofocus` : html``}>
   <div class="actions"><button type="submit" class="primary">Create and sign in</button></div>
 </form>`
-    : html`<p>No sign-in method is available on this server yet.</p>`;
+    : html``;
   return page(
     'Sign in',
     html`<h1>Sign in to continue to ${view.clientName}</h1>
+${signInChoices(view.providers, view.next)}
 ${body}
 <form method="post" action="${view.abortAction}">
   <input type="hidden" name="csrf" value="${view.csrf}">
@@ -152,6 +157,8 @@ ${
 const SETTINGS_PAGES = [
   { path: '/settings/apps', label: 'Connected apps' },
   { path: '/settings/tokens', label: 'Account tokens' },
+  { path: '/settings/identities', label: 'Sign-in methods' },
+  { path: '/settings/sessions', label: 'Sessions' },
 ] as const;
 
 /** The settings pages' header: who is signed in, links between the pages, and Sign out. */

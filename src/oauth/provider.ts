@@ -10,6 +10,7 @@ import Provider, {
 import type { ServiceContext } from '../app.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import { User } from '../db/entities/index.ts';
+import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
@@ -28,18 +29,6 @@ export const OAUTH_ROUTES = {
 } as const;
 
 export const INTERACTION_PATH = '/oauth/interaction';
-
-/**
- * Our own first-party client: the settings pages sign a person in through it (src/oauth/signin.ts). Public,
- * authorization code + PKCE only (no refresh token), its one redirect URI on our origin; consent is
- * approved automatically for exactly these scopes (src/oauth/interactions.ts).
- */
-export const WEB_CLIENT = {
-  id: 'l10n-web',
-  name: 'Localization service settings',
-  callbackPath: '/settings/callback',
-  scopes: ['token:read', 'token:write', 'apps:read', 'apps:write'],
-} as const;
 
 /** Lifetimes in seconds. */
 export const TTL = {
@@ -66,24 +55,15 @@ export const CIMD = {
 /** A rotated refresh token keeps working this long, so two parallel refreshes do not revoke the grant. */
 export const REFRESH_GRACE_SECONDS = 10;
 
-export function createProvider(ctx: ServiceContext): Provider {
+export function createProvider(ctx: ServiceContext, sessions: Sessions): Provider {
   const { config, orm } = ctx;
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
   const refreshGrace = createRefreshGrace(orm, ctx.cipher);
   const configuration: Configuration = {
     adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
-    clients: [
-      {
-        client_id: WEB_CLIENT.id,
-        client_name: WEB_CLIENT.name,
-        application_type: 'web',
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        redirect_uris: [`${config.baseUrl}${WEB_CLIENT.callbackPath}`],
-      },
-    ],
+    // No built-in clients: our own pages use the browser session (src/identity), not OAuth.
+    clients: [],
     jwks: config.signingJwks as Configuration['jwks'],
     cookies: {
       keys: config.cookieKeys,
@@ -176,7 +156,7 @@ export function createProvider(ctx: ServiceContext): Provider {
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
-      policy: interactionPolicyWithRememberedConsent(),
+      policy: interactionPolicyWithRememberedConsent(sessions),
     },
     loadExistingGrant: async (koa) => {
       const { oidc } = koa;
@@ -233,7 +213,7 @@ function refuseUngrantedResource(koa: KoaContextWithOIDC): void {
  * person approved (any local program can listen on a loopback port or claim a custom scheme), so every
  * authorization of a public client shows the consent page again (RFC 8252 §8.6). docs/oauth.md explains.
  */
-function interactionPolicyWithRememberedConsent() {
+function interactionPolicyWithRememberedConsent(sessions: Sessions) {
   const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
@@ -248,6 +228,14 @@ function interactionPolicyWithRememberedConsent() {
           ? Check.REQUEST_PROMPT
           : Check.NO_NEED_TO_PROMPT,
     ),
+  );
+  // The browser session of this service decides who is signed in: an authorization-server session whose
+  // person has signed out here (or signed in as someone else since) asks for sign-in again.
+  policy.get('login')?.checks.add(
+    new Check('browser_session', 'End-User authentication is required', async (koa) => {
+      const who = await sessions.current(koa.req);
+      return who?.userId === koa.oidc.session?.accountId ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+    }),
   );
   return policy;
 }

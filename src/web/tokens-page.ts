@@ -3,7 +3,6 @@
 // REST API (issueAccountToken, the token ceiling, the serializer, the audit record); a browser session
 // holds every scope, so the ceiling is the person's roles.
 import express, { type Request, type Response, Router } from 'express';
-import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import { loadPolicy, type Policy, type Role } from '../authz/policy.ts';
 import { ALL_SCOPES, isScope, type Scope } from '../authz/scopes.ts';
@@ -11,18 +10,19 @@ import { scopesBeyondCeiling, type TokenCreator } from '../authz/token-ceiling.t
 import { Account, AccountToken, type IAccount } from '../db/entities/index.ts';
 import { recordAudit } from '../domain/audit.ts';
 import { issueAccountToken, serializeToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
+import { SIGNOUT_CSRF_PURPOSE } from '../identity/routes.ts';
+import type { Sessions, SignedIn } from '../identity/sessions.ts';
 import { UUID } from '../lib/ids.ts';
 import { textProblem } from '../lib/text-input.ts';
 import type { Csrf } from '../oauth/csrf.ts';
 import { errorPage, notSignedInPage } from '../oauth/pages.ts';
-import { SIGNOUT_CSRF_PURPOSE, type SignedIn, signedIn } from '../oauth/session.ts';
 import { type TokenForm, tokenCreatedPage, tokensPage } from './tokens-view.ts';
 
 const PATH = '/settings/tokens';
 const CSRF_PURPOSE = 'account-tokens';
 const LIST_LIMIT = 100;
 
-export function tokensPageRoutes(ctx: ServiceContext, provider: Provider, csrf: Csrf): Router {
+export function tokensPageRoutes(ctx: ServiceContext, sessions: Sessions, csrf: Csrf): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
   // The same policy files the API loads; read once, on first use (mounting stays synchronous).
@@ -80,7 +80,7 @@ export function tokensPageRoutes(ctx: ServiceContext, provider: Provider, csrf: 
 
   /** The signed-in person for a POST whose CSRF token matches their session; answers 403 otherwise. */
   async function forPost(req: Request, res: Response): Promise<SignedIn | undefined> {
-    const who = await signedIn(provider, req, res);
+    const who = await sessions.current(req);
     if (who && csrf.verify(CSRF_PURPOSE, who.sessionId, req.body?.csrf)) return who;
     res.status(403).type('html').send(errorPage('access_denied', 'Sign in again and retry from the page.'));
     return undefined;
@@ -94,7 +94,7 @@ export function tokensPageRoutes(ctx: ServiceContext, provider: Provider, csrf: 
 
   router.get(PATH, async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    const who = await signedIn(provider, req, res);
+    const who = await sessions.current(req);
     if (!who) {
       res.status(401).type('html').send(notSignedInPage('Account tokens', PATH));
       return;

@@ -52,6 +52,10 @@ beforeAll(async () => {
     user: 'bob',
     invitation: (created[3].data as { id: string }).id,
     clientId: 'some-client',
+    identity: (
+      (await db.query(`select id from identities where user_id = $1`, [ada.userId])).rows[0] as { id: string }
+    ).id,
+    domain: 'guild-domain.example',
   };
   // Using the token stamps its last-used time once; do that before the first snapshot.
   await sdk.getCurrentUser({ client });

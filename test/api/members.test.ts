@@ -395,9 +395,18 @@ describe('members and invitations through the generated SDK', () => {
     expect(await auditCount('invitation.decline', invitation.id)).toBe(1);
   });
 
-  it('lets whoever holds the token accept it, whatever their e-mail', async () => {
+  it('lets only the invited person accept: a verified e-mail must match, case-insensitively', async () => {
     await createOrg('open-door');
-    const invitation = await invite('open-door', 'someone-else@example.com', 'admin');
+    const other = await invite('open-door', 'someone-else@example.com', 'admin');
+    for (const call of [sdk.acceptInvitation, sdk.declineInvitation]) {
+      const refused = await call({ client: bob.client, body: { token: other.acceptToken } });
+      expect(refused.response.status).toBe(403);
+      expect(refused.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect((refused.error as { detail: string }).detail).toContain('another e-mail address');
+    }
+    expect(await members('open-door')).toEqual([['ada', 'admin']]);
+
+    const invitation = await invite('open-door', 'BOB@Example.com', 'admin');
     const accepted = await sdk.acceptInvitation({
       client: bob.client,
       body: { token: invitation.acceptToken },

@@ -148,3 +148,63 @@ describe('configuration', () => {
     expect(config.host).toBe('0.0.0.0');
   });
 });
+
+describe('sign-in provider settings', () => {
+  const production = {
+    NODE_ENV: 'production',
+    BASE_URL: 'https://l10n.example.com',
+    DATABASE_URL: 'postgresql://db/l10n',
+    ...sharedSecretsEnv,
+  };
+
+  it('turns a provider on only with its settings, with defaults for GitHub and Google', () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      GITHUB_CLIENT_ID: 'gh-id',
+      GITHUB_CLIENT_SECRET: 'gh-secret',
+      GOOGLE_CLIENT_ID: 'g-id',
+      GOOGLE_CLIENT_SECRET: 'g-secret',
+      DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2',
+    });
+    expect(config.providers.github).toEqual({
+      clientId: 'gh-id',
+      clientSecret: 'gh-secret',
+      url: 'https://github.com',
+      apiUrl: 'https://api.github.com',
+    });
+    expect(config.providers.google).toMatchObject({ issuer: 'https://accounts.google.com' });
+    expect(config.providers.oidc).toBeUndefined();
+    expect(config.dnsServers).toEqual(['127.0.0.1:5353', '10.0.0.2']);
+    expect(loadConfig({ DATA_DIR: dataDir() }).providers).toEqual({});
+  });
+
+  it('names incomplete or unsafe provider settings', () => {
+    const found = problemsOf({
+      GITHUB_CLIENT_ID: 'only-the-id',
+      GOOGLE_CLIENT_SECRET: 'only-the-secret',
+      OIDC_CLIENT_ID: 'x',
+      OIDC_CLIENT_SECRET: 'y',
+      GITHUB_URL: 'not a url',
+      DNS_SERVERS: 'dns.example.com',
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'GITHUB_CLIENT_SECRET is required when GITHUB_CLIENT_ID is set',
+        'GOOGLE_CLIENT_ID is required when GOOGLE_CLIENT_SECRET is set',
+        'OIDC_ISSUER is required when OIDC_CLIENT_ID is set',
+        expect.stringContaining('GITHUB_URL must be an absolute https URL'),
+        expect.stringContaining('DNS_SERVERS must list IP addresses'),
+      ]),
+    );
+    const insecure = problemsOf({
+      ...production,
+      GOOGLE_CLIENT_ID: 'g',
+      GOOGLE_CLIENT_SECRET: 's',
+      GOOGLE_ISSUER: 'http://idp.example.com',
+    });
+    expect(insecure).toEqual(['GOOGLE_ISSUER must use https in production']);
+    expect(
+      problemsOf({ ...production, DEV_LOGIN: 'true', GITHUB_CLIENT_ID: 'a', GITHUB_CLIENT_SECRET: 'b' }),
+    ).toEqual(['DEV_LOGIN cannot be enabled with NODE_ENV=production']);
+  });
+});

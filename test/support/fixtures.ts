@@ -1,6 +1,6 @@
 import { type Client, createClient } from '../../generated/sdk/client/index.ts';
 import { ALL_SCOPES, type Scope } from '../../src/authz/scopes.ts';
-import { Membership, User } from '../../src/db/entities/index.ts';
+import { Identity, Membership, User } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
@@ -31,6 +31,14 @@ export async function createTestUser(
       handle,
       displayName: handle,
       email: `${handle}@example.com`,
+    });
+    // Signed up as through a provider that verified this e-mail (invitations match on it).
+    em.create(Identity, {
+      user,
+      provider: 'github',
+      subject: `test-${user.id}`,
+      email: `${handle}@example.com`,
+      emailVerified: true,
     });
     const { secret } = issueAccountToken(em, {
       account,

@@ -1,6 +1,7 @@
 // The settings pages in a real browser (Debian's chromium through playwright-core): sign in from
-// /settings/tokens through our first-party OAuth client, create an account token, use it against the REST
-// API, revoke it; CSRF and the `next` parameter; and the pieces around them over plain HTTP.
+// /settings/tokens into a browser session (development sign-in here; providers in test/identity), create an
+// account token, use it against the REST API, revoke it; CSRF and the `next` parameter; and the pieces
+// around them over plain HTTP.
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TOKEN_PATTERN } from '../../src/authz/account-tokens.ts';
 import { TOKEN_LIMITS } from '../../src/domain/tokens.ts';
-import { DEFAULT_NEXT, safeNext } from '../../src/oauth/signin.ts';
-import { CookieJar, runAuthorization, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { DEFAULT_NEXT, safeNext } from '../../src/identity/routes.ts';
+import { CookieJar, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
 
@@ -55,9 +56,9 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     expect(await page.locator('main').textContent()).toContain('You are not signed in');
     await page.getByRole('link', { name: 'Sign in' }).click();
 
-    // The normal development sign-in, then no consent page for our own client: straight back.
+    // The sign-in page (development sign-in here), then straight back: no OAuth client, no consent.
     await expect.poll(() => page.title()).toContain('Sign in');
-    expect(await page.locator('h1').textContent()).toContain('Localization service settings');
+    expect(await page.locator('h1').textContent()).toContain('Sign in to the localization service');
     const handle = uniqueHandle('set');
     await page.getByLabel('Handle').fill(handle);
     await page.getByRole('button', { name: 'Create and sign in' }).click();
@@ -118,14 +119,20 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
       { action: 'token.revoke', door: 'web', prefix: secret.slice(0, 12) },
     ]);
 
-    // The first-party client leaves no connected app behind; the pages link to each other; sign out.
+    // Signing in to the settings leaves no connected app behind; the pages link to each other; sign out.
     await page.getByRole('link', { name: 'Connected apps' }).click();
     await page.getByText('No apps are connected to your account.').waitFor();
+    const grants = await sql(
+      service,
+      `select 1 from oidc_models where model = 'Grant' and payload->>'accountId' = (select user_id::text from accounts where handle = $1)`,
+      [handle],
+    );
+    expect(grants).toEqual([]);
     await page.getByRole('link', { name: 'Account tokens' }).click();
     await page.waitForURL(`${service.url}/settings/tokens`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${service.url}/settings/apps`);
-    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    await page.waitForURL(`${service.url}/signin`);
+    expect(await page.locator('h1').textContent()).toContain('Sign in to the localization service');
     await page.goto(`${service.url}/settings/tokens`);
     expect(await page.locator('main').textContent()).toContain('You are not signed in');
     await context.close();
@@ -220,10 +227,11 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
 });
 
 describe('sign-in plumbing', () => {
-  it('accepts only local /settings/ paths as next', () => {
+  it('accepts only local settings, sign-in step and invitation paths as next', () => {
     const base = 'http://127.0.0.1:3000';
     expect(safeNext('/settings/tokens', base)).toBe('/settings/tokens');
     expect(safeNext('/settings/apps?x=1', base)).toBe('/settings/apps?x=1');
+    expect(safeNext('/oauth/interaction/abc', base)).toBe('/oauth/interaction/abc');
     for (const bad of [
       'https://evil.example',
       '//evil.example/settings/',
@@ -231,6 +239,7 @@ describe('sign-in plumbing', () => {
       '/\\evil.example',
       '/settings/\\evil',
       '/other',
+      '/oauth/authorize?client_id=x',
       undefined,
       ['/settings/tokens'],
     ]) {
@@ -238,33 +247,34 @@ describe('sign-in plumbing', () => {
     }
   });
 
-  it('refuses a callback that this browser did not start', async () => {
+  it('has no first-party OAuth client any more: l10n-web is an unknown client', async () => {
     const jar = new CookieJar();
-    const response = await jar.fetch(`${service.url}/settings/callback?code=abc&state=forged`);
-    expect(response.status).toBe(400);
-    expect(await response.text()).toContain('Sign in again');
-  });
-
-  it('approves the settings client only for its own scopes', async () => {
-    const jar = new CookieJar();
-    const redirectUri = `${service.url}/settings/callback`;
     const url = new URL(`${service.url}/oauth/authorize`);
     url.search = new URLSearchParams({
       response_type: 'code',
       client_id: 'l10n-web',
-      redirect_uri: redirectUri,
+      redirect_uri: `${service.url}/settings/callback`,
       code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
       code_challenge_method: 'S256',
       state: 's',
-      scope: 'token:read project:write',
+      scope: 'token:read',
     }).toString();
-    const { callback, pages } = await runAuthorization(service, jar, url.toString(), redirectUri, {
-      handle: uniqueHandle('sc'),
-      create: true,
+    const response = await jar.fetch(url.toString());
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('invalid_client');
+    const token = await fetch(`${service.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: 'l10n-web',
+        code: 'any',
+        code_verifier: 'x'.repeat(43),
+        redirect_uri: `${service.url}/settings/callback`,
+      }).toString(),
     });
-    expect(pages.some((p) => p.includes('name="decision"'))).toBe(false);
-    expect(callback.searchParams.get('error')).toBe('access_denied');
-    expect(callback.searchParams.get('code')).toBeNull();
+    expect(token.status).toBe(401);
+    expect(((await token.json()) as { error: string }).error).toBe('invalid_client');
   });
 
   it('uses the token limits openapi.yaml states', () => {

@@ -3,6 +3,7 @@ import { accountHandlers } from './accounts.ts';
 import { appHandlers } from './apps.ts';
 import { auditHandlers } from './audit.ts';
 import { glossaryHandlers } from './glossary.ts';
+import { identityHandlers } from './identity.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
 import { modelHandlers } from './models.ts';
@@ -26,4 +27,5 @@ export const handlers: Record<string, OperationHandler> = {
   ...voiceHandlers,
   ...glossaryHandlers,
   ...auditHandlers,
+  ...identityHandlers,
 };

@@ -11,6 +11,7 @@ import {
   User,
 } from '../../db/entities/index.ts';
 import { effectiveStatus, issueInvitation } from '../../domain/invitations.ts';
+import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { OperationContext, OperationHandler, OperationResponse } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -86,6 +87,11 @@ async function pendingInvitationFor(
   if (!invitation) throw problems.notFound('No invitation matches this token.');
   const status = effectiveStatus(invitation);
   if (status === 'pending') {
+    // Only the invited person answers: a verified e-mail of theirs must be the invited one.
+    if (!(await verifiedEmails(op.em, op.caller.userId)).has(invitation.email.toLowerCase()))
+      throw problems.forbidden(
+        'This invitation is for another e-mail address. Sign in with a provider that has verified that address, then try again.',
+      );
     const organization = await op.em.findOneOrFail(
       Organization,
       { id: invitation.organization.id },

@@ -89,6 +89,8 @@ export const OrganizationDomain = defineEntity({
   },
 });
 
+export type IOrganizationDomain = InferEntity<typeof OrganizationDomain>;
+
 /** The organization's own identity provider (workspace or enterprise OIDC). */
 export const OrganizationSignInProvider = defineEntity({
   name: 'OrganizationSignInProvider',
@@ -101,6 +103,10 @@ export const OrganizationSignInProvider = defineEntity({
     clientId: p.string(),
     clientSecretEncrypted: p.blob().nullable().hidden(),
     enabled: p.boolean().default(false),
+    /** Role given to people enrolled automatically; null: nobody is enrolled. */
+    enrollRole: p.enum(ORG_ROLES).nullable(),
+    /** People at the organization's verified domains must sign in through this provider. */
+    required: p.boolean().default(false),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

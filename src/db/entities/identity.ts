@@ -30,3 +30,32 @@ export const Identity = defineEntity({
   },
 });
 export type IIdentity = InferEntity<typeof Identity>;
+
+/** A signed-in browser: the cookie holds a random value, this row its SHA-256. */
+export const BrowserSession = defineEntity({
+  name: 'BrowserSession',
+  tableName: 'browser_sessions',
+  properties: {
+    id: idColumn(),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    tokenHash: p.blob().hidden(),
+    userAgent: p.string().nullable(),
+    ip: p.string().nullable(),
+    createdAt: createdAtColumn(),
+    lastSeenAt: p.datetime().onCreate(() => new Date()),
+    expiresAt: p.datetime(),
+    endedAt: p.datetime().nullable(),
+  },
+});
+export type IBrowserSession = InferEntity<typeof BrowserSession>;
+
+/** A sign-in round trip to a provider in progress; its row is deleted when the callback uses it. */
+export const SignInAttempt = defineEntity({
+  name: 'SignInAttempt',
+  tableName: 'sign_in_attempts',
+  properties: {
+    id: idColumn(),
+    expiresAt: p.datetime(),
+    createdAt: createdAtColumn(),
+  },
+});

@@ -17,7 +17,7 @@ import {
   Project,
   VoiceVersion,
 } from './content.ts';
-import { Identity, User } from './identity.ts';
+import { BrowserSession, Identity, SignInAttempt, User } from './identity.ts';
 
 export * from './accounts.ts';
 export * from './content.ts';
@@ -26,6 +26,8 @@ export * from './identity.ts';
 export const allEntities = [
   User,
   Identity,
+  BrowserSession,
+  SignInAttempt,
   Account,
   Organization,
   Membership,

@@ -1,5 +1,6 @@
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261122010000_oauth } from './Migration20261122010000_oauth.ts';
+import { Migration20261123010000_identity } from './Migration20261123010000_identity.ts';
 import { Migration20261123030000_token_grant } from './Migration20261123030000_token_grant.ts';
 import { Migration20261123060000_audit_log } from './Migration20261123060000_audit_log.ts';
 
@@ -7,6 +8,7 @@ import { Migration20261123060000_audit_log } from './Migration20261123060000_aud
 export const migrations = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
   { name: 'Migration20261122010000_oauth', class: Migration20261122010000_oauth },
+  { name: 'Migration20261123010000_identity', class: Migration20261123010000_identity },
   { name: 'Migration20261123030000_token_grant', class: Migration20261123030000_token_grant },
   { name: 'Migration20261123060000_audit_log', class: Migration20261123060000_audit_log },
 ];

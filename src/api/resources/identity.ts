@@ -1,0 +1,215 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import {
+  Identity,
+  type IOrganizationDomain,
+  Organization,
+  OrganizationDomain,
+  OrganizationSignInProvider,
+} from '../../db/entities/index.ts';
+import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
+import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
+import { checkIssuer } from '../../identity/providers.ts';
+import type { OperationHandler } from '../pipeline.ts';
+import { problems } from '../problem.ts';
+import { findOrganization } from './organizations.ts';
+
+// Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
+
+function serializeDomain(row: IOrganizationDomain) {
+  return {
+    domain: row.domain,
+    verified: Boolean(row.verifiedAt),
+    verifiedAt: row.verifiedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export const identityHandlers: Record<string, OperationHandler> = {
+  async listIdentities(op) {
+    const rows = await op.em.find(Identity, { user: op.caller.userId }, { orderBy: { createdAt: 'asc' } });
+    const orgIds = rows.filter((r) => r.provider.startsWith('org:')).map((r) => r.provider.slice(4));
+    const organizations = orgIds.length
+      ? await op.em.find(Organization, { id: { $in: orgIds } }, { populate: ['account'] })
+      : [];
+    const handleOf = new Map(organizations.map((o) => [o.id, o.account.handle]));
+    return {
+      status: 200,
+      body: {
+        items: rows.map((r) => ({
+          id: r.id,
+          provider: r.provider.startsWith('org:') ? 'organization' : r.provider,
+          organization: r.provider.startsWith('org:') ? (handleOf.get(r.provider.slice(4)) ?? null) : null,
+          email: r.email ?? null,
+          emailVerified: r.emailVerified,
+          createdAt: r.createdAt.toISOString(),
+        })),
+      },
+    };
+  },
+
+  async unlinkIdentity(op) {
+    const outcome = await unlinkIdentity(op.service.orm, op.caller.userId, op.params.identity!);
+    if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
+    if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
+    op.audit('identity.unlink', 'identity', op.params.identity!);
+    await op.em.flush();
+    return { status: 204 };
+  },
+
+  async listDomains(op) {
+    const organization = await findOrganization(op);
+    const rows = await op.em.find(
+      OrganizationDomain,
+      { organization: organization.id },
+      { orderBy: { domain: 'asc' } },
+    );
+    return { status: 200, body: { items: rows.map(serializeDomain) } };
+  },
+
+  async addDomain(op) {
+    const organization = await findOrganization(op);
+    const domain = String(op.body.domain);
+    const refusal = domainRefusal(domain);
+    if (refusal) throw problems.badRequest(refusal, '/domain');
+    const elsewhere = await op.em.findOne(OrganizationDomain, {
+      domain,
+      verifiedAt: { $ne: null },
+      organization: { $ne: organization.id },
+    });
+    if (elsewhere) throw problems.conflict(`${domain} is verified by another organization.`);
+    const challenge = newChallenge(domain);
+    let row = await op.em.findOne(OrganizationDomain, { organization: organization.id, domain });
+    if (row) row.verificationTokenHash = challenge.hash;
+    else
+      row = op.em.create(OrganizationDomain, {
+        organization,
+        domain,
+        verificationTokenHash: challenge.hash,
+        verifiedAt: null,
+      });
+    op.audit('domain.add', 'organization_domain', row.id, { domain });
+    await op.em.flush();
+    return { status: 201, body: { ...serializeDomain(row), txtRecord: challenge.record } };
+  },
+
+  async removeDomain(op) {
+    const organization = await findOrganization(op);
+    const row = await op.em.findOne(OrganizationDomain, {
+      organization: organization.id,
+      domain: op.params.domain!,
+    });
+    if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
+    op.em.remove(row);
+    op.audit('domain.remove', 'organization_domain', row.id, { domain: row.domain });
+    await op.em.flush();
+    return { status: 204 };
+  },
+
+  async verifyDomain(op) {
+    const organization = await findOrganization(op);
+    const row = await op.em.findOne(OrganizationDomain, {
+      organization: organization.id,
+      domain: op.params.domain!,
+    });
+    if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
+    if (!row.verifiedAt) {
+      const found = await hasChallengeRecord(
+        row.domain,
+        Buffer.from(row.verificationTokenHash),
+        op.service.config.dnsServers,
+      );
+      if (!found)
+        throw problems.conflict(
+          `No TXT record with the expected value was found at _l10n-verification.${row.domain}. Publish it and try again.`,
+        );
+      row.verifiedAt = new Date();
+      op.audit('domain.verify', 'organization_domain', row.id, { domain: row.domain });
+      try {
+        await op.em.flush();
+      } catch (error) {
+        if (error instanceof UniqueConstraintViolationException)
+          throw problems.conflict(`${row.domain} is verified by another organization.`);
+        throw error;
+      }
+    }
+    return { status: 200, body: serializeDomain(row) };
+  },
+
+  async getIdentityProvider(op) {
+    const organization = await findOrganization(op);
+    const row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
+    if (!row) throw problems.notFound(`"${organization.account.handle}" has no identity provider.`);
+    return { status: 200, body: serializeProvider(row, op.service.config.baseUrl) };
+  },
+
+  async setIdentityProvider(op) {
+    const organization = await findOrganization(op);
+    const issuer = String(op.body.issuer).replace(/\/+$/, '');
+    const production = op.service.config.nodeEnv === 'production';
+    if (production && !issuer.startsWith('https://'))
+      throw problems.badRequest('The issuer must be an https URL.', '/issuer');
+    let row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
+    const secret: string | undefined = op.body.clientSecret;
+    const storedSecret = row?.clientSecretEncrypted
+      ? op.service.cipher.decrypt(Buffer.from(row.clientSecretEncrypted), orgSecretBinding(organization.id))
+      : undefined;
+    if (!secret && !storedSecret) throw problems.badRequest('A client secret is required.', '/clientSecret');
+    const broken = await checkIssuer(issuer, production);
+    if (broken) throw problems.badRequest(broken, '/issuer');
+    const fields = {
+      kind: 'oidc' as const,
+      issuer,
+      clientId: String(op.body.clientId),
+      clientSecretEncrypted: op.service.cipher.encrypt(
+        secret ?? storedSecret!,
+        orgSecretBinding(organization.id),
+      ),
+      enabled: true,
+      enrollRole: op.body.enrollRole ?? null,
+      required: Boolean(op.body.required),
+    };
+    if (row) Object.assign(row, fields);
+    else row = op.em.create(OrganizationSignInProvider, { organization, ...fields });
+    op.audit('identity_provider.set', 'organization_identity_provider', row.id, {
+      issuer,
+      clientId: fields.clientId,
+      enrollRole: fields.enrollRole,
+      required: fields.required,
+    });
+    await op.em.flush();
+    return { status: 200, body: serializeProvider(row, op.service.config.baseUrl) };
+  },
+
+  async removeIdentityProvider(op) {
+    const organization = await findOrganization(op);
+    const row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
+    if (row) {
+      op.em.remove(row);
+      op.audit('identity_provider.remove', 'organization_identity_provider', row.id);
+      await op.em.flush();
+    }
+    return { status: 204 };
+  },
+};
+
+function serializeProvider(
+  row: {
+    issuer: string;
+    clientId: string;
+    clientSecretEncrypted?: unknown;
+    enrollRole?: string | null;
+    required: boolean;
+    updatedAt: Date;
+  },
+  baseUrl: string,
+) {
+  return {
+    issuer: row.issuer,
+    clientId: row.clientId,
+    hasClientSecret: Boolean(row.clientSecretEncrypted),
+    enrollRole: row.enrollRole ?? null,
+    required: row.required,
+    callbackUrl: `${baseUrl}/signin/callback/org`,
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

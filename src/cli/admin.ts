@@ -1,0 +1,199 @@
+// Administration command for an install, run against DATABASE_URL: `npm run admin -- <command> [options]`.
+// It is how a production install gets its first user, organization and token (no development sign-in
+// there). Each command applies pending migrations first. Bad input: a message on stderr and exit code 2.
+import { parseArgs } from 'node:util';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ALL_SCOPES, isScope, type Scope } from '../authz/scopes.ts';
+import { ConfigError, loadAdminConfig } from '../config/index.ts';
+import { Account, Identity, Membership, Organization, User } from '../db/entities/index.ts';
+import { type Orm, openDatabase } from '../db/orm.ts';
+import { createOrganization } from '../domain/organizations.ts';
+import { issueAccountToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
+import { createUserWithAccount } from '../domain/users.ts';
+import { HANDLE_PATTERN, RESERVED_HANDLES } from '../domain/validation.ts';
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+
+Commands (each applies pending database migrations first; DATABASE_URL names the database):
+  migrate
+      Apply pending migrations and exit.
+  create-user --handle <handle> --email <email> [--name <display name>] [--identity <provider>:<subject>]
+      Create a user and their personal account. --identity links a way to sign in in the browser:
+      github:<numeric GitHub user id>, google:<Google "sub">, or oidc:<subject at OIDC_ISSUER>.
+  create-org --handle <handle> --admin <user handle> [--name <display name>]
+      Create an organization with that user as its admin.
+  create-token --user <user handle> --name <name> [--account <handle>] [--scopes <a,b|all>] [--days <n>]
+      Create an account token for the user's personal account, or for --account (an organization the
+      user administers). Prints the token once; it is stored only as a hash.`;
+
+class UsageError extends Error {}
+
+const EMAIL = /^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$/;
+
+function handleOf(value: string | undefined, option: string): string {
+  if (!value) throw new UsageError(`--${option} is required.`);
+  if (!HANDLE_PATTERN.test(value) || RESERVED_HANDLES.has(value))
+    throw new UsageError(
+      `--${option} "${value}" is not a usable handle: 2 to 39 lowercase letters, digits or hyphens, starting with a letter, not a reserved word.`,
+    );
+  return value;
+}
+
+async function userByHandle(orm: Orm, handle: string) {
+  const account = await orm.em.fork().findOne(Account, { handle, kind: 'user' });
+  if (!account?.user) throw new UsageError(`No user has the handle "${handle}".`);
+  return { userId: account.user.id, account };
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') {
+    out(USAGE);
+    if (!command) throw new UsageError('A command is required.');
+    return;
+  }
+  const options = {
+    handle: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    identity: { type: 'string' },
+    admin: { type: 'string' },
+    user: { type: 'string' },
+    account: { type: 'string' },
+    scopes: { type: 'string' },
+    days: { type: 'string' },
+  } as const;
+  let values: { [K in keyof typeof options]?: string };
+  try {
+    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (!['migrate', 'create-user', 'create-org', 'create-token'].includes(command))
+    throw new UsageError(`Unknown command "${command}".`);
+
+  // Input is checked before the database is touched.
+  if (command === 'create-user') {
+    handleOf(values.handle, 'handle');
+    if (!values.email || !EMAIL.test(values.email))
+      throw new UsageError('--email must be an e-mail address.');
+    if (values.identity && !/^(github|google|oidc):.{1,255}$/.test(values.identity))
+      throw new UsageError('--identity must be github:<id>, google:<sub> or oidc:<sub>.');
+  }
+  if (command === 'create-org') {
+    handleOf(values.handle, 'handle');
+    handleOf(values.admin, 'admin');
+  }
+  let scopes: Scope[] = [...ALL_SCOPES];
+  let days: number = TOKEN_LIMITS.defaultLifetimeDays;
+  if (command === 'create-token') {
+    handleOf(values.user, 'user');
+    if (values.account) handleOf(values.account, 'account');
+    if (!values.name || values.name.length > TOKEN_LIMITS.nameMaxLength)
+      throw new UsageError(`--name is required (1 to ${TOKEN_LIMITS.nameMaxLength} characters).`);
+    if (values.scopes && values.scopes !== 'all') {
+      const listed = values.scopes.split(',').map((s) => s.trim());
+      const unknown = listed.filter((s) => !isScope(s));
+      if (unknown.length > 0) throw new UsageError(`Unknown scopes: ${unknown.join(', ')}.`);
+      scopes = listed as Scope[];
+    }
+    if (values.days !== undefined) {
+      days = Number(values.days);
+      if (
+        !Number.isInteger(days) ||
+        days < TOKEN_LIMITS.minLifetimeDays ||
+        days > TOKEN_LIMITS.maxLifetimeDays
+      )
+        throw new UsageError(
+          `--days must be a whole number from ${TOKEN_LIMITS.minLifetimeDays} to ${TOKEN_LIMITS.maxLifetimeDays}.`,
+        );
+    }
+  }
+
+  const { databaseUrl } = loadAdminConfig(env);
+  const orm = await openDatabase(databaseUrl);
+  try {
+    if (command === 'migrate') {
+      out('Migrations are up to date.');
+      return;
+    }
+    const em = orm.em.fork();
+    try {
+      if (command === 'create-user') {
+        const { user } = createUserWithAccount(em, {
+          handle: values.handle!,
+          displayName: values.name ?? values.handle!,
+          email: values.email!.toLowerCase(),
+        });
+        if (values.identity) {
+          const at = values.identity.indexOf(':');
+          em.create(Identity, {
+            user,
+            provider: values.identity.slice(0, at),
+            subject: values.identity.slice(at + 1),
+            email: null,
+            emailVerified: false,
+          });
+        }
+        await em.flush();
+        out(`Created user "${values.handle}" (${user.id}).`);
+      } else if (command === 'create-org') {
+        const { userId } = await userByHandle(orm, values.admin!);
+        const creator = await em.findOneOrFail(User, userId);
+        createOrganization(em, creator, {
+          handle: values.handle!,
+          displayName: values.name ?? values.handle!,
+        });
+        await em.flush();
+        out(`Created organization "${values.handle}" with "${values.admin}" as its admin.`);
+      } else {
+        const { userId, account: personal } = await userByHandle(orm, values.user!);
+        let account = await em.findOneOrFail(Account, personal.id);
+        if (values.account && values.account !== values.user) {
+          const target = await em.findOne(Account, { handle: values.account, kind: 'organization' });
+          const organization = target ? await em.findOne(Organization, { account: target.id }) : null;
+          const admin = organization
+            ? await em.findOne(Membership, { organization: organization.id, user: userId, role: 'admin' })
+            : null;
+          if (!target || !admin)
+            throw new UsageError(`"${values.user}" is not an admin of an organization "${values.account}".`);
+          account = target;
+        }
+        const { secret } = issueAccountToken(em, {
+          account,
+          createdById: userId,
+          name: values.name!,
+          scopes,
+          expiresAt: tokenExpiry(days),
+        });
+        await em.flush();
+        out(`Created token "${values.name}" for "${account.handle}" (expires in ${days} days). Shown once:`);
+        out(secret);
+      }
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException)
+        throw new UsageError(
+          `Already taken: ${/Key \(([^)]+)\)/.exec(String(error))?.[1] ?? 'a unique value'} exists.`,
+        );
+      if ((error as { code?: string }).code === '23514')
+        throw new UsageError('The database refused a value as invalid.');
+      throw error;
+    }
+  } finally {
+    await orm.close(true);
+  }
+}
+
+try {
+  await run(process.argv.slice(2), process.env, (line) => console.log(line));
+} catch (error) {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    console.error(`admin: ${error.message}`);
+    if (error instanceof UsageError && !error.message.startsWith('Unknown scopes'))
+      console.error('Run `npm run admin -- help` for usage.');
+    process.exitCode = 2;
+  } else {
+    console.error('admin: failed:', (error as Error).message);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,61 @@
+// Work e-mail domains of organizations: which may be claimed (not a public suffix, not a public e-mail
+// provider), the DNS TXT record that proves control, and the lookup that checks it. The DNS servers asked
+// are configurable (DNS_SERVERS) so a test, or a split-horizon setup, can point at its own.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Resolver } from 'node:dns/promises';
+import { DOMAINS as FREE_EMAIL_DOMAINS } from 'free-email-domains-list';
+import { parse } from 'tldts';
+
+/** The record goes under this label, so it does not crowd the domain's own TXT records. */
+export const TXT_LABEL = '_l10n-verification';
+const TXT_PREFIX = 'l10n-verification=';
+
+/** Why this domain cannot be claimed, or undefined when it can. */
+export function domainRefusal(domain: string): string | undefined {
+  // Private suffixes too (github.io, herokuapp.com): nobody owns those for a whole organization.
+  const info = parse(domain, { allowPrivateDomains: true });
+  if (info.isIp || !info.hostname) return `${domain} is not a domain name.`;
+  if (!info.domain || info.publicSuffix === domain)
+    return `${domain} is a public suffix (like com or co.uk); claim your own domain under it.`;
+  if (FREE_EMAIL_DOMAINS.has(domain) || FREE_EMAIL_DOMAINS.has(info.domain))
+    return `${domain} is a public e-mail provider's domain; anyone can have an address there.`;
+  return undefined;
+}
+
+export interface Challenge {
+  /** Shown once: the TXT record to publish. */
+  record: { name: string; value: string };
+  /** Stored: SHA-256 of the secret part. */
+  hash: Buffer;
+}
+
+export function newChallenge(domain: string): Challenge {
+  const secret = randomBytes(24).toString('base64url');
+  return {
+    record: { name: `${TXT_LABEL}.${domain}`, value: `${TXT_PREFIX}${secret}` },
+    hash: createHash('sha256').update(secret).digest(),
+  };
+}
+
+/** Whether the domain publishes a TXT record whose secret hashes to `hash`. */
+export async function hasChallengeRecord(
+  domain: string,
+  hash: Buffer,
+  servers: string[] | undefined,
+): Promise<boolean> {
+  const resolver = new Resolver({ timeout: 3000, tries: 2 });
+  if (servers?.length) resolver.setServers(servers);
+  let records: string[][];
+  try {
+    records = await resolver.resolveTxt(`${TXT_LABEL}.${domain}`);
+  } catch {
+    return false; // no such name, no TXT record, or the server did not answer: not verified (yet)
+  }
+  return records
+    .map((chunks) => chunks.join(''))
+    .filter((value) => value.startsWith(TXT_PREFIX))
+    .some((value) => {
+      const presented = createHash('sha256').update(value.slice(TXT_PREFIX.length)).digest();
+      return timingSafeEqual(presented, hash);
+    });
+}

@@ -1,0 +1,111 @@
+// The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results,
+// sessions and identities. Pure functions from data to HTML, in the one layout of src/oauth/html.ts.
+import { type Html, html, page } from '../oauth/html.ts';
+import type { SessionInfo } from './sessions.ts';
+
+export interface ProviderButton {
+  id: string;
+  label: string;
+}
+
+/** One link per enabled provider, and the organization sign-in form (asks for a work e-mail). */
+export function signInChoices(providers: ProviderButton[], next: string): Html {
+  const q = `next=${encodeURIComponent(next)}`;
+  return html`<ul class="users providers">${providers.map(
+    (p) => html`<li><a class="button primary" href="/signin/${p.id}?${q}">Sign in with ${p.label}</a></li>`,
+  )}</ul>
+<form method="get" action="/signin/org">
+  <input type="hidden" name="next" value="${next}">
+  <h2>Sign in with your organization</h2>
+  <label for="work-email">Work e-mail</label>
+  <input type="text" inputmode="email" id="work-email" name="email" autocomplete="email" required
+    autocapitalize="none" spellcheck="false">
+  <div class="actions"><button type="submit">Continue with your organization</button></div>
+</form>`;
+}
+
+export function signInPage(providers: ProviderButton[], next: string, devForm?: Html): string {
+  return page(
+    'Sign in',
+    html`<h1>Sign in to the localization service</h1>
+${signInChoices(providers, next)}
+${devForm ?? html``}`,
+  );
+}
+
+/** A sign-in that did not work: what happened, and a way back. */
+export function signInFailedPage(message: string, next: string): string {
+  return page(
+    'Sign-in failed',
+    html`<h1>You are not signed in</h1>
+<div class="card error" role="alert">${message}</div>
+<p><a class="button primary" href="/signin?next=${encodeURIComponent(next)}">Back to sign-in</a></p>`,
+  );
+}
+
+export function sessionsPage(view: { header: Html; sessions: SessionInfo[]; csrf: string }): string {
+  return page(
+    'Where you are signed in',
+    html`${view.header}
+<h1>Where you are signed in</h1>
+${view.sessions.map(
+  (s) => html`<section class="card">
+  <p><strong>${s.userAgent ?? 'Unknown browser'}</strong>${s.current ? html` <span class="badge active">this browser</span>` : html``}</p>
+  <dl class="facts"><dt>Signed in</dt><dd>${s.createdAt.toISOString()}</dd><dt>Last seen</dt><dd>${s.lastSeenAt.toISOString()}</dd><dt>Address</dt><dd>${s.ip ?? 'unknown'}</dd></dl>
+  ${
+    s.current
+      ? html``
+      : html`<form method="post" action="/settings/sessions/${s.id}/end">
+    <input type="hidden" name="csrf" value="${view.csrf}">
+    <div class="actions"><button type="submit" class="danger">End this session</button></div>
+  </form>`
+  }
+</section>`,
+)}`,
+  );
+}
+
+export interface IdentityRow {
+  id: string;
+  label: string;
+  email: string | null;
+  emailVerified: boolean;
+}
+
+export function identitiesPage(view: {
+  header: Html;
+  identities: IdentityRow[];
+  linkable: ProviderButton[];
+  csrf: string;
+  message?: string;
+}): string {
+  const last = view.identities.length <= 1;
+  return page(
+    'Sign-in methods',
+    html`${view.header}
+<h1>Sign-in methods</h1>
+${view.message ? html`<div class="card error" role="alert">${view.message}</div>` : html``}
+${view.identities.map(
+  (i) => html`<section class="card">
+  <h2>${i.label}</h2>
+  <p>${i.email ?? 'No e-mail'}${i.email ? (i.emailVerified ? ' (verified)' : ' (not verified)') : ''}</p>
+  ${
+    last
+      ? html`<p class="muted">Your only way to sign in cannot be removed.</p>`
+      : html`<form method="post" action="/settings/identities/${i.id}/unlink">
+    <input type="hidden" name="csrf" value="${view.csrf}">
+    <div class="actions"><button type="submit" class="danger">Remove ${i.label}</button></div>
+  </form>`
+  }
+</section>`,
+)}
+${
+  view.linkable.length > 0
+    ? html`<h2>Add a way to sign in</h2><ul class="users">${view.linkable.map(
+        (p) =>
+          html`<li><a class="button" href="/signin/${p.id}?link=1&amp;next=%2Fsettings%2Fidentities">Link ${p.label}</a></li>`,
+      )}</ul>`
+    : html``
+}`,
+  );
+}

@@ -1,0 +1,199 @@
+// From a provider's profile to a user of ours. The same provider subject always finds the same user; a
+// second provider is linked only from a signed-in session, never because the e-mails match; an
+// organization's provider enrolls people at its verified domains; an organization can require its
+// provider for its domains.
+import { randomBytes } from 'node:crypto';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  Identity,
+  Membership,
+  OrganizationDomain,
+  OrganizationSignInProvider,
+  User,
+} from '../db/entities/index.ts';
+import type { Orm } from '../db/orm.ts';
+import { createUserWithAccount } from '../domain/users.ts';
+import type { Profile } from './providers.ts';
+
+export type SignInOutcome = { userId: string; created: boolean } | { refused: string };
+
+const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
+
+/** `org:<id>` names an organization's own provider. */
+export const orgProviderKey = (organizationId: string) => `org:${organizationId}`;
+
+/** Associated data of an organization's encrypted provider secret: it decrypts only for its organization. */
+export const orgSecretBinding = (organizationId: string) => `org-idp-secret:${organizationId}`;
+
+export function domainOf(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/** The e-mails a provider vouched for when this user signed in (lowercase): the only ones we trust. */
+export async function verifiedEmails(em: EntityManager, userId: string): Promise<Set<string>> {
+  const rows = await em.find(Identity, { user: userId, emailVerified: true, email: { $ne: null } });
+  return new Set(rows.map((r) => r.email!.toLowerCase()));
+}
+
+/** A handle made from the provider's username: lowercase letters, digits and hyphens, starting with a letter. */
+export function proposeHandle(username: string | undefined): string {
+  let base = (username ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, 30)
+    .replace(/-+$/, '');
+  if (base.length < 2) base = `user${base}`;
+  return base;
+}
+
+/**
+ * Finds or creates the user for a profile. With `linkTo` (a signed-in user adding a way to sign in) the
+ * identity joins that user, or is refused if it belongs to someone else.
+ */
+export async function signInWithProfile(
+  orm: Orm,
+  profile: Profile,
+  options: { linkTo?: string } = {},
+): Promise<SignInOutcome> {
+  const em = orm.em.fork();
+  const existing = await em.findOne(Identity, { provider: profile.provider, subject: profile.subject });
+
+  if (options.linkTo) {
+    if (existing && existing.user.id !== options.linkTo)
+      return { refused: 'This sign-in is already linked to another user of this service.' };
+    if (!existing)
+      em.create(Identity, {
+        user: options.linkTo,
+        provider: profile.provider,
+        subject: profile.subject,
+        ...emailFields(profile),
+      });
+    else Object.assign(existing, emailFields(profile));
+    await em.flush();
+    await enroll(em, profile, options.linkTo);
+    return { userId: options.linkTo, created: false };
+  }
+
+  const required = await requiredElsewhere(em, profile);
+  if (required)
+    return {
+      refused: `People at ${required} sign in through their organization's provider: use “Sign in with your organization”.`,
+    };
+
+  if (existing) {
+    Object.assign(existing, emailFields(profile));
+    await em.flush();
+    await enroll(em, profile, existing.user.id);
+    return { userId: existing.user.id, created: false };
+  }
+
+  const userId = await createPerson(orm, profile);
+  await enroll(orm.em.fork(), profile, userId);
+  return { userId, created: true };
+}
+
+function emailFields(profile: Profile) {
+  return {
+    email: profile.verifiedEmail ?? profile.unverifiedEmail ?? null,
+    emailVerified: Boolean(profile.verifiedEmail),
+  };
+}
+
+/** A new user, their personal account (handle from the username, made unique) and the identity. */
+async function createPerson(orm: Orm, profile: Profile): Promise<string> {
+  const base = proposeHandle(profile.username);
+  for (let attempt = 0; ; attempt++) {
+    const handle = attempt === 0 ? base : `${base.slice(0, 30)}-${randomBytes(3).toString('hex')}`;
+    if (!HANDLE.test(handle)) continue;
+    const em = orm.em.fork();
+    const { user } = createUserWithAccount(em, {
+      handle,
+      displayName: (profile.name ?? profile.username ?? handle).slice(0, 100),
+      email: profile.verifiedEmail ?? null,
+    });
+    em.create(Identity, {
+      user,
+      provider: profile.provider,
+      subject: profile.subject,
+      ...emailFields(profile),
+    });
+    try {
+      await em.flush();
+      return user.id;
+    } catch (error) {
+      // The handle is taken or reserved (the database decides): try a suffixed one. Anything else, or the
+      // same identity created by a parallel callback, is not ours to retry.
+      const taken =
+        error instanceof UniqueConstraintViolationException && /accounts_handle/.test(String(error));
+      const reserved = (error as { code?: string }).code === '23514';
+      if (!(taken || reserved) || attempt >= 5) throw error;
+    }
+  }
+}
+
+/**
+ * Enrollment: only through an organization's own provider, only with a verified e-mail at one of that
+ * organization's verified domains, and only when the organization chose a role for enrolled people.
+ */
+async function enroll(em: EntityManager, profile: Profile, userId: string): Promise<void> {
+  if (!profile.provider.startsWith('org:') || !profile.verifiedEmail) return;
+  const organizationId = profile.provider.slice('org:'.length);
+  const provider = await em.findOne(OrganizationSignInProvider, { organization: organizationId });
+  if (!provider?.enrollRole) return;
+  const domain = await em.findOne(OrganizationDomain, {
+    organization: organizationId,
+    domain: domainOf(profile.verifiedEmail),
+    verifiedAt: { $ne: null },
+  });
+  if (!domain) return;
+  const member = await em.findOne(Membership, { organization: organizationId, user: userId });
+  if (member) return;
+  em.create(Membership, { organization: organizationId, user: userId, role: provider.enrollRole });
+  const user = await em.findOneOrFail(User, userId);
+  user.email ??= profile.verifiedEmail;
+  try {
+    await em.flush();
+  } catch (error) {
+    if (!(error instanceof UniqueConstraintViolationException)) throw error; // a parallel sign-in enrolled them
+  }
+}
+
+/**
+ * The verified domain of the profile's e-mail, when an organization requires its own provider there and
+ * this profile comes from another provider.
+ */
+async function requiredElsewhere(em: EntityManager, profile: Profile): Promise<string | undefined> {
+  const email = profile.verifiedEmail ?? profile.unverifiedEmail;
+  if (!email) return undefined;
+  const domain = await em.findOne(
+    OrganizationDomain,
+    { domain: domainOf(email), verifiedAt: { $ne: null } },
+    { populate: ['organization'] },
+  );
+  if (!domain) return undefined;
+  const provider = await em.findOne(OrganizationSignInProvider, {
+    organization: domain.organization.id,
+    required: true,
+    enabled: true,
+  });
+  if (!provider || profile.provider === orgProviderKey(domain.organization.id)) return undefined;
+  return domain.domain;
+}
+
+/** Removes one of the user's identities, never the last one (their rows locked, so two removals cannot race). */
+export async function unlinkIdentity(
+  orm: Orm,
+  userId: string,
+  identityId: string,
+): Promise<'removed' | 'last' | 'not_found'> {
+  return orm.em.fork().transactional(async (em) => {
+    const rows = await em.find(Identity, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!rows.some((r) => r.id === identityId)) return 'not_found';
+    if (rows.length <= 1) return 'last';
+    await em.nativeDelete(Identity, { id: identityId, user: userId });
+    return 'removed';
+  });
+}

@@ -1,0 +1,242 @@
+// The identity providers people sign in with, through openid-client: authorization code + PKCE S256 +
+// state (+ nonce and a checked ID token for OpenID providers). Each answers with a Profile; an e-mail
+// counts as verified only when the provider says so. GitHub is plain OAuth 2.0 plus its REST API.
+import * as client from 'openid-client';
+import type { Config, OidcProviderConfig } from '../config/index.ts';
+
+export type ProviderId = 'github' | 'google' | 'oidc' | 'org';
+
+/** Who the provider says signed in. `provider` + `subject` identify the person for good. */
+export interface Profile {
+  /** 'github', 'google', 'oidc', or 'org:<organization id>'. */
+  provider: string;
+  subject: string;
+  /** Lowercased; present only when the provider vouched for it (verified). */
+  verifiedEmail?: string;
+  /** An e-mail the provider gave without saying it is verified: stored, never trusted. */
+  unverifiedEmail?: string;
+  /** A username to propose a handle from. */
+  username?: string;
+  name?: string;
+}
+
+/** What the browser must bring back: kept in the signed sign-in cookie between the two legs. */
+export interface Checks {
+  state: string;
+  nonce: string;
+  verifier: string;
+}
+
+/** A failed sign-in with words for the person; never a 500. */
+export class SignInError extends Error {}
+
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface Leg {
+  /** Where to send the browser. */
+  authorizationUrl(checks: Checks, redirectUri: string): Promise<URL>;
+  /** Completes the callback (the full URL the provider redirected to) into a profile. */
+  profile(callbackUrl: URL, checks: Checks): Promise<Profile>;
+}
+
+export const newChecks = (): Checks => ({
+  state: client.randomState(),
+  nonce: client.randomNonce(),
+  verifier: client.randomPKCECodeVerifier(),
+});
+
+const DISCOVERY_TTL_MS = 10 * 60 * 1000;
+
+/** Issuers over plain http are accepted only outside production (config refuses them there). */
+function insecureAllowed(url: string, production: boolean): boolean {
+  return !production && url.startsWith('http:');
+}
+
+/** Discovery documents are fetched once per issuer and client every few minutes, not per sign-in. */
+const discoveries = new Map<string, { at: number; config: Promise<client.Configuration> }>();
+
+export function discover(settings: OidcSettings, production: boolean): Promise<client.Configuration> {
+  const key = `${settings.issuer}\0${settings.clientId}\0${settings.clientSecret}`;
+  const cached = discoveries.get(key);
+  if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
+  const config = client.discovery(
+    new URL(settings.issuer),
+    settings.clientId,
+    settings.clientSecret,
+    client.ClientSecretBasic(settings.clientSecret),
+    {
+      execute: insecureAllowed(settings.issuer, production) ? [client.allowInsecureRequests] : [],
+      timeout: 10,
+    },
+  );
+  // A failure is not cached: the next sign-in tries again.
+  config.catch(() => discoveries.delete(key));
+  discoveries.set(key, { at: Date.now(), config });
+  return config;
+}
+
+/**
+ * Why an issuer cannot serve as an organization's provider (its discovery document cannot be fetched,
+ * names another issuer, or lacks the endpoints sign-in needs), or undefined when it can.
+ */
+export async function checkIssuer(issuer: string, production: boolean): Promise<string | undefined> {
+  try {
+    const config = await client.discovery(new URL(issuer), 'check', undefined, client.None(), {
+      execute: insecureAllowed(issuer, production) ? [client.allowInsecureRequests] : [],
+      timeout: 10,
+    });
+    const metadata = config.serverMetadata();
+    if (!metadata.authorization_endpoint || !metadata.token_endpoint)
+      return `The provider at ${issuer} has no authorization or token endpoint in its discovery document.`;
+    if (!metadata.jwks_uri)
+      return `The provider at ${issuer} publishes no keys (jwks_uri) to check ID tokens with.`;
+    return undefined;
+  } catch {
+    return `No valid OpenID discovery document for the issuer ${issuer} (at ${issuer}/.well-known/openid-configuration).`;
+  }
+}
+
+export function oidcLeg(settings: OidcSettings, providerKey: string, production: boolean): Leg {
+  return {
+    async authorizationUrl(checks, redirectUri) {
+      const config = await discoverOrFail(settings, production);
+      return client.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: 'openid email profile',
+        state: checks.state,
+        nonce: checks.nonce,
+        code_challenge: await client.calculatePKCECodeChallenge(checks.verifier),
+        code_challenge_method: 'S256',
+      });
+    },
+    async profile(callbackUrl, checks) {
+      const config = await discoverOrFail(settings, production);
+      const tokens = await grant(config, callbackUrl, checks, true);
+      const claims = tokens.claims();
+      if (!claims) throw new SignInError('The provider did not say who signed in.');
+      const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : undefined;
+      const verified = claims.email_verified === true;
+      return {
+        provider: providerKey,
+        subject: claims.sub,
+        verifiedEmail: verified ? email : undefined,
+        unverifiedEmail: verified ? undefined : email,
+        username: stringClaim(claims.preferred_username) ?? email?.split('@')[0],
+        name: stringClaim(claims.name),
+      };
+    },
+  };
+}
+
+async function discoverOrFail(settings: OidcSettings, production: boolean) {
+  try {
+    return await discover(settings, production);
+  } catch {
+    throw new SignInError('The identity provider could not be reached. Try again later.');
+  }
+}
+
+/** Redeems the code: state, PKCE, and for OpenID providers the ID token (issuer, audience, nonce, expiry). */
+async function grant(config: client.Configuration, callbackUrl: URL, checks: Checks, openid: boolean) {
+  try {
+    return await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: checks.verifier,
+      expectedState: checks.state,
+      ...(openid ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}),
+    });
+  } catch (error) {
+    if (error instanceof client.AuthorizationResponseError)
+      throw new SignInError(
+        error.error === 'access_denied'
+          ? 'You did not allow the sign-in.'
+          : 'The provider refused the sign-in.',
+      );
+    throw new SignInError('The sign-in could not be completed with the provider.');
+  }
+}
+
+function stringClaim(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+export function githubLeg(settings: NonNullable<Config['providers']['github']>, production: boolean): Leg {
+  const config = new client.Configuration(
+    {
+      issuer: settings.url,
+      authorization_endpoint: `${settings.url}/login/oauth/authorize`,
+      token_endpoint: `${settings.url}/login/oauth/access_token`,
+    },
+    settings.clientId,
+    settings.clientSecret,
+    client.ClientSecretPost(settings.clientSecret),
+  );
+  if (insecureAllowed(settings.url, production) || insecureAllowed(settings.apiUrl, production))
+    client.allowInsecureRequests(config);
+  const api = async (accessToken: string, path: string): Promise<unknown> => {
+    const response = await client
+      .fetchProtectedResource(
+        config,
+        accessToken,
+        new URL(`${settings.apiUrl}${path}`),
+        'GET',
+        undefined,
+        new Headers({ accept: 'application/vnd.github+json', 'user-agent': 'localization-service' }),
+      )
+      .catch(() => undefined);
+    if (!response?.ok) throw new SignInError('GitHub did not tell who signed in.');
+    return response.json();
+  };
+  return {
+    async authorizationUrl(checks, redirectUri) {
+      return client.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: 'read:user user:email',
+        state: checks.state,
+        code_challenge: await client.calculatePKCECodeChallenge(checks.verifier),
+        code_challenge_method: 'S256',
+        allow_signup: 'true',
+      });
+    },
+    async profile(callbackUrl, checks) {
+      const tokens = await grant(config, callbackUrl, checks, false);
+      const user = (await api(tokens.access_token, '/user')) as {
+        id?: unknown;
+        login?: unknown;
+        name?: unknown;
+      };
+      if (typeof user.id !== 'number' && typeof user.id !== 'string')
+        throw new SignInError('GitHub did not tell who signed in.');
+      const emails = (await api(tokens.access_token, '/user/emails')) as {
+        email?: unknown;
+        primary?: unknown;
+        verified?: unknown;
+      }[];
+      const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true) : undefined;
+      const email = typeof primary?.email === 'string' ? primary.email.toLowerCase() : undefined;
+      return {
+        provider: 'github',
+        subject: String(user.id),
+        verifiedEmail: primary?.verified === true ? email : undefined,
+        unverifiedEmail: primary?.verified === true ? undefined : email,
+        username: stringClaim(user.login),
+        name: stringClaim(user.name),
+      };
+    },
+  };
+}
+
+/** The configured providers (not the organizations' own), in the order the sign-in page shows them. */
+export function configuredProviders(config: Config): { id: ProviderId; label: string; leg: Leg }[] {
+  const production = config.nodeEnv === 'production';
+  const { github, google, oidc } = config.providers;
+  const list: { id: ProviderId; label: string; leg: Leg }[] = [];
+  if (github) list.push({ id: 'github', label: 'GitHub', leg: githubLeg(github, production) });
+  if (google) list.push({ id: 'google', label: 'Google', leg: oidcLeg(google, 'google', production) });
+  if (oidc)
+    list.push({ id: 'oidc', label: oidc.name, leg: oidcLeg(oidc as OidcProviderConfig, 'oidc', production) });
+  return list;
+}

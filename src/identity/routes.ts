@@ -1,0 +1,348 @@
+// Sign-in for people in the browser: /signin (the choices), /signin/<provider> (off to the provider),
+// /signin/org (by work e-mail, to the provider of the organization that verified the domain),
+// /signin/callback/<provider> (back, then a new browser session), /settings/signout, and the pages for
+// sessions and sign-in methods.
+import { randomUUID } from 'node:crypto';
+import express, { type Request, type Response, Router } from 'express';
+import type { ServiceContext } from '../app.ts';
+import {
+  Account,
+  Identity,
+  OrganizationDomain,
+  OrganizationSignInProvider,
+  SignInAttempt,
+} from '../db/entities/index.ts';
+import type { Csrf } from '../oauth/csrf.ts';
+import { errorPage, settingsHeader } from '../oauth/pages.ts';
+import { devLoginForm, devLoginRoute } from './dev-login.ts';
+import { identitiesPage, sessionsPage, signInFailedPage, signInPage } from './pages.ts';
+import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile, unlinkIdentity } from './people.ts';
+import {
+  type Checks,
+  configuredProviders,
+  type Leg,
+  newChecks,
+  oidcLeg,
+  type ProviderId,
+  SignInError,
+} from './providers.ts';
+import { readCookie, type Sessions, type SignedIn } from './sessions.ts';
+
+const PENDING_COOKIE = 'l10n_signin';
+const PENDING_PURPOSE = 'signin-pending';
+/** A sign-in at the provider may take this long. */
+const PENDING_TTL_SECONDS = 10 * 60;
+export const DEFAULT_NEXT = '/settings/apps';
+export const SIGNOUT_CSRF_PURPOSE = 'signout';
+const SESSIONS_CSRF = 'sessions';
+const IDENTITIES_CSRF = 'identities';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,}$/i;
+
+/** Where a sign-in may return to: our settings pages, an OAuth sign-in step, an invitation. */
+const NEXT_PREFIXES = ['/settings/', '/oauth/interaction/', '/invitations/'];
+
+export function safeNext(value: unknown, baseUrl: string): string {
+  if (typeof value !== 'string' || /[\\\s]/.test(value) || !NEXT_PREFIXES.some((p) => value.startsWith(p)))
+    return DEFAULT_NEXT;
+  const url = URL.parse(value, baseUrl);
+  if (
+    !url ||
+    url.origin !== new URL(baseUrl).origin ||
+    !NEXT_PREFIXES.some((p) => url.pathname.startsWith(p))
+  )
+    return DEFAULT_NEXT;
+  return `${url.pathname}${url.search}`;
+}
+
+interface Pending {
+  /** The sign_in_attempts row: deleted by the first callback, so the same state cannot be replayed. */
+  id: string;
+  provider: ProviderId;
+  organizationId?: string;
+  checks: Checks;
+  next: string;
+  /** Set when a signed-in person links another provider to themselves. */
+  linkTo?: string;
+  exp: number;
+}
+
+export interface IdentityRoutesOptions {
+  sessions: Sessions;
+  csrf: Csrf;
+  /** Ends the authorization server's own browser session too, at sign-out. */
+  onSignOut(req: Request, res: Response): Promise<void>;
+}
+
+export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptions): Router {
+  const router = Router();
+  const { sessions, csrf } = options;
+  const { baseUrl } = ctx.config;
+  const production = ctx.config.nodeEnv === 'production';
+  const providers = configuredProviders(ctx.config);
+  const form = express.urlencoded({ extended: false, limit: '4kb' });
+  const cookieOptions = {
+    path: '/signin',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: baseUrl.startsWith('https:'),
+  } as const;
+  const callbackUri = (provider: ProviderId) => `${baseUrl}/signin/callback/${provider}`;
+
+  // The pending sign-in travels in a cookie signed with the cookie keys, so a callback is honoured only
+  // in the browser that started it; its attempt row makes it single-use.
+  function seal(pending: Pending): string {
+    const body = Buffer.from(JSON.stringify(pending)).toString('base64url');
+    return `${body}.${csrf.token(PENDING_PURPOSE, body)}`;
+  }
+  function unseal(value: string | undefined): Pending | undefined {
+    const [body, mac] = (value ?? '').split('.');
+    if (!body || !csrf.verify(PENDING_PURPOSE, body, mac)) return undefined;
+    try {
+      const pending = JSON.parse(Buffer.from(body, 'base64url').toString()) as Pending;
+      return pending.exp > Date.now() / 1000 ? pending : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  const fail = (res: Response, status: number, message: string, next = DEFAULT_NEXT) =>
+    res.status(status).type('html').send(signInFailedPage(message, next));
+
+  async function orgLeg(organizationId: string): Promise<Leg | undefined> {
+    const row = await ctx.orm.em
+      .fork()
+      .findOne(OrganizationSignInProvider, { organization: organizationId, enabled: true });
+    if (!row?.clientSecretEncrypted) return undefined;
+    const clientSecret = ctx.cipher.decrypt(
+      Buffer.from(row.clientSecretEncrypted),
+      orgSecretBinding(organizationId),
+    );
+    return oidcLeg(
+      { issuer: row.issuer, clientId: row.clientId, clientSecret },
+      orgProviderKey(organizationId),
+      production,
+    );
+  }
+
+  async function begin(
+    req: Request,
+    res: Response,
+    provider: ProviderId,
+    leg: Leg,
+    extra: { organizationId?: string; linkTo?: string },
+  ) {
+    const next = safeNext(req.query.next, baseUrl);
+    const em = ctx.orm.em.fork();
+    const attempt = em.create(SignInAttempt, {
+      id: randomUUID(),
+      expiresAt: new Date(Date.now() + PENDING_TTL_SECONDS * 1000),
+    });
+    await em.flush();
+    const checks = newChecks();
+    let url: URL;
+    try {
+      url = await leg.authorizationUrl(checks, callbackUri(provider));
+    } catch (error) {
+      if (error instanceof SignInError) return fail(res, 502, error.message, next);
+      throw error;
+    }
+    const pending: Pending = {
+      id: attempt.id,
+      provider,
+      checks,
+      next,
+      exp: Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS,
+      ...extra,
+    };
+    res.cookie(PENDING_COOKIE, seal(pending), { ...cookieOptions, maxAge: PENDING_TTL_SECONDS * 1000 });
+    res.redirect(303, url.toString());
+  }
+
+  router.get('/signin', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const next = safeNext(req.query.next, baseUrl);
+    if (await sessions.current(req)) return res.redirect(303, next);
+    res.type('html').send(signInPage(providers, next, ctx.config.devLogin ? devLoginForm(next) : undefined));
+  });
+  if (ctx.config.devLogin)
+    router.use(
+      devLoginRoute(
+        ctx,
+        sessions,
+        (value) => safeNext(value, baseUrl),
+        (next, error) => signInPage(providers, next, devLoginForm(next, error)),
+      ),
+    );
+
+  router.get('/signin/org', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const next = safeNext(req.query.next, baseUrl);
+    const email = typeof req.query.email === 'string' ? req.query.email.trim().toLowerCase() : '';
+    if (!EMAIL.test(email)) return fail(res, 400, 'Enter your work e-mail address.', next);
+    const domain = await ctx.orm.em
+      .fork()
+      .findOne(OrganizationDomain, { domain: domainOf(email), verifiedAt: { $ne: null } });
+    const leg = domain ? await orgLeg(domain.organization.id) : undefined;
+    if (!domain || !leg)
+      return fail(res, 404, 'No organization here signs in people with that e-mail domain.', next);
+    await begin(req, res, 'org', leg, { organizationId: domain.organization.id });
+  });
+
+  router.get('/signin/:provider', async (req, res, next) => {
+    const found = providers.find((p) => p.id === req.params.provider);
+    if (!found) return next();
+    res.set('Cache-Control', 'no-store');
+    let linkTo: string | undefined;
+    if (req.query.link === '1') {
+      const who = await sessions.require(req, res, '/settings/identities');
+      if (!who) return;
+      linkTo = who.userId;
+    }
+    await begin(req, res, found.id, found.leg, { linkTo });
+  });
+
+  router.get('/signin/callback/:provider', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const pending = unseal(readCookie(req, PENDING_COOKIE));
+    res.clearCookie(PENDING_COOKIE, cookieOptions);
+    const next = pending?.next ?? DEFAULT_NEXT;
+    const expired = 'This sign-in has expired or was not started in this browser. Start again.';
+    if (!pending || pending.provider !== req.params.provider || req.query.state !== pending.checks.state)
+      return fail(res, 400, expired, next);
+    // Single use: the first callback deletes the attempt; a replay finds nothing.
+    const used = await ctx.orm.em
+      .fork()
+      .nativeDelete(SignInAttempt, { id: pending.id, expiresAt: { $gt: new Date() } });
+    if (used !== 1) return fail(res, 400, expired, next);
+
+    const leg =
+      pending.provider === 'org'
+        ? await orgLeg(pending.organizationId ?? '')
+        : providers.find((p) => p.id === pending.provider)?.leg;
+    if (!leg) return fail(res, 400, 'This sign-in method is no longer available.', next);
+
+    let profile: Awaited<ReturnType<Leg['profile']>>;
+    try {
+      profile = await leg.profile(new URL(req.originalUrl, callbackUri(pending.provider)), pending.checks);
+    } catch (error) {
+      if (error instanceof SignInError) {
+        ctx.logger.info(
+          { provider: pending.provider, reason: error.message },
+          'sign-in failed at the provider',
+        );
+        return fail(res, 400, error.message, next);
+      }
+      throw error;
+    }
+    if (pending.linkTo) {
+      const who = await sessions.current(req);
+      if (who?.userId !== pending.linkTo) return fail(res, 400, expired, next);
+    }
+    const outcome = await signInWithProfile(ctx.orm, profile, { linkTo: pending.linkTo });
+    if ('refused' in outcome) return fail(res, 403, outcome.refused, next);
+    if (!pending.linkTo) await sessions.start(req, res, outcome.userId);
+    ctx.logger.info(
+      {
+        userId: outcome.userId,
+        provider: profile.provider,
+        created: outcome.created,
+        linked: Boolean(pending.linkTo),
+      },
+      'signed in',
+    );
+    res.redirect(303, pending.next);
+  });
+
+  router.post('/settings/signout', form, async (req, res) => {
+    const who = await sessions.current(req);
+    if (who && !csrf.verify(SIGNOUT_CSRF_PURPOSE, who.sessionId, req.body?.csrf)) {
+      res
+        .status(403)
+        .type('html')
+        .send(errorPage('access_denied', 'The form has expired. Reload the page and retry.'));
+      return;
+    }
+    await sessions.end(req, res);
+    await options.onSignOut(req, res);
+    res.redirect(303, '/signin');
+  });
+
+  async function header(who: SignedIn, current: string) {
+    const account = await ctx.orm.em.fork().findOne(Account, { user: who.userId, kind: 'user' });
+    return settingsHeader(current, account?.handle ?? '', csrf.token(SIGNOUT_CSRF_PURPOSE, who.sessionId));
+  }
+
+  router.get('/settings/sessions', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const who = await sessions.require(req, res);
+    if (!who) return;
+    res.type('html').send(
+      sessionsPage({
+        header: await header(who, '/settings/sessions'),
+        sessions: await sessions.list(who.userId, who.sessionId),
+        csrf: csrf.token(SESSIONS_CSRF, who.sessionId),
+      }),
+    );
+  });
+
+  router.post('/settings/sessions/:id/end', form, async (req, res) => {
+    const who = await sessions.current(req);
+    if (!who || !csrf.verify(SESSIONS_CSRF, who.sessionId, req.body?.csrf)) {
+      res.status(403).type('html').send(errorPage('access_denied', 'Sign in again and retry from the page.'));
+      return;
+    }
+    const id = String(req.params.id);
+    if (UUID.test(id)) await sessions.endOne(who.userId, id);
+    res.redirect(303, '/settings/sessions');
+  });
+
+  async function renderIdentities(res: Response, who: SignedIn, message?: string) {
+    const rows = await ctx.orm.em
+      .fork()
+      .find(Identity, { user: who.userId }, { orderBy: { createdAt: 'asc' } });
+    const linked = new Set(rows.map((r) => r.provider));
+    res
+      .status(message ? 409 : 200)
+      .type('html')
+      .send(
+        identitiesPage({
+          header: await header(who, '/settings/identities'),
+          identities: rows.map((r) => ({
+            id: r.id,
+            label: providerLabel(r.provider, providers),
+            email: r.email ?? null,
+            emailVerified: r.emailVerified,
+          })),
+          linkable: providers.filter((p) => !linked.has(p.id)),
+          csrf: csrf.token(IDENTITIES_CSRF, who.sessionId),
+          message,
+        }),
+      );
+  }
+
+  router.get('/settings/identities', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const who = await sessions.require(req, res);
+    if (who) await renderIdentities(res, who);
+  });
+
+  router.post('/settings/identities/:id/unlink', form, async (req, res) => {
+    const who = await sessions.current(req);
+    if (!who || !csrf.verify(IDENTITIES_CSRF, who.sessionId, req.body?.csrf)) {
+      res.status(403).type('html').send(errorPage('access_denied', 'Sign in again and retry from the page.'));
+      return;
+    }
+    const id = String(req.params.id);
+    const outcome = UUID.test(id) ? await unlinkIdentity(ctx.orm, who.userId, id) : 'not_found';
+    if (outcome === 'last') return renderIdentities(res, who, 'Your only way to sign in cannot be removed.');
+    res.redirect(303, '/settings/identities');
+  });
+
+  return router;
+}
+
+export function providerLabel(provider: string, providers: { id: string; label: string }[]): string {
+  if (provider.startsWith('org:')) return 'Your organization';
+  return providers.find((p) => p.id === provider)?.label ?? provider;
+}

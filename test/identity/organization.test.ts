@@ -1,0 +1,236 @@
+// An organization's own sign-in: an admin claims a domain and verifies it against a DNS server this test
+// runs; configures the organization's provider (a third oidc-provider instance); people at that domain who
+// sign in through it land as members, unless their e-mail is unverified or at a domain not verified.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import dns2 from 'dns2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import {
+  type GithubStandIn,
+  type OidcUpstream,
+  startGithubStandIn,
+  startOidcUpstream,
+  upstreamLogin,
+} from './upstream.ts';
+
+let service: TestService;
+let idp: OidcUpstream;
+let github: GithubStandIn;
+let dns: ReturnType<typeof dns2.createServer>;
+/** TXT records the test's DNS server answers with, by name. */
+const txt = new Map<string, string>();
+let admin: TestUser;
+const org = uniqueHandle('acme');
+const domain = `${org}.example`;
+
+beforeAll(async () => {
+  dns = dns2.createServer({
+    udp: true,
+    handle: (request, send) => {
+      const response = dns2.Packet.createResponseFromRequest(request);
+      const [question] = request.questions;
+      const value = question ? txt.get(question.name.toLowerCase()) : undefined;
+      if (question && value)
+        response.answers.push({
+          name: question.name,
+          type: dns2.Packet.TYPE.TXT,
+          class: dns2.Packet.CLASS.IN,
+          ttl: 1,
+          data: value,
+        } as never);
+      send(response);
+    },
+  });
+  const addresses = (await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })) as { udp: AddressInfo };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  idp = await startOidcUpstream([`${base}/signin/callback/org`]);
+  github = await startGithubStandIn();
+  service = await startTestService({
+    PORT: String(port),
+    BASE_URL: base,
+    DEV_LOGIN: 'false',
+    DNS_SERVERS: `127.0.0.1:${addresses.udp.port}`,
+    GITHUB_CLIENT_ID: github.clientId,
+    GITHUB_CLIENT_SECRET: github.clientSecret,
+    GITHUB_URL: github.url,
+    GITHUB_API_URL: github.url,
+  });
+  admin = await createTestUser(service, uniqueHandle('admin'));
+  await createTestOrganization(service, org, admin);
+});
+afterAll(async () => {
+  await service?.close();
+  await idp?.close();
+  await github?.close();
+  await dns?.close();
+});
+
+/** "Sign in with your organization" with this e-mail, through the organization's provider as `login`. */
+async function orgSignIn(
+  email: string,
+  login: string,
+): Promise<{ jar: CookieJar; status: number; text: string }> {
+  const jar = new CookieJar();
+  const start = await jar.fetch(
+    `${service.url}/signin/org?email=${encodeURIComponent(email)}&next=/settings/apps`,
+  );
+  if (start.status !== 303) return { jar, status: start.status, text: await start.text() };
+  const back = await upstreamLogin(jar, start.headers.get('location')!, login);
+  const done = await jar.fetch(back);
+  return { jar, status: done.status, text: await done.text() };
+}
+
+async function membership(subject: string): Promise<string[]> {
+  const rows = (await sql(
+    service,
+    `select m.role from identities i join memberships m on m.user_id = i.user_id
+       join organizations o on o.id = m.organization_id join accounts a on a.id = o.account_id
+      where i.subject = $1 and a.handle = $2`,
+    [subject, org],
+  )) as { role: string }[];
+  return rows.map((r) => r.role);
+}
+
+describe('organization domains, provider and enrollment', () => {
+  it('refuses public e-mail domains and public suffixes', async () => {
+    for (const refused of ['gmail.com', 'outlook.com', 'co.uk', 'github.io']) {
+      const result = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain: refused } });
+      expect(result.response.status, refused).toBe(400);
+      expect(result.error?.errors?.[0]?.pointer).toBe('/domain');
+    }
+  });
+
+  it('verifies a domain only once its TXT record is published', async () => {
+    const added = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain } });
+    expect(added.response.status).toBe(201);
+    const record = added.data!.txtRecord;
+    expect(record.name).toBe(`_l10n-verification.${domain}`);
+    expect(added.data!.verified).toBe(false);
+
+    const before = await sdk.verifyDomain({ client: admin.client, path: { org, domain } });
+    expect(before.response.status).toBe(409);
+    // A wrong value does not do either.
+    txt.set(record.name, 'l10n-verification=not-the-value');
+    expect((await sdk.verifyDomain({ client: admin.client, path: { org, domain } })).response.status).toBe(
+      409,
+    );
+
+    txt.set(record.name, record.value);
+    const after = await sdk.verifyDomain({ client: admin.client, path: { org, domain } });
+    expect(after.response.status).toBe(200);
+    expect(after.data).toMatchObject({ domain, verified: true });
+    const listed = await sdk.listDomains({ client: admin.client, path: { org } });
+    expect(listed.data!.items).toEqual([expect.objectContaining({ domain, verified: true })]);
+
+    // One organization at a time: another organization cannot claim it now.
+    const rival = await createTestUser(service, uniqueHandle('rival'));
+    const rivalOrg = uniqueHandle('rivalorg');
+    await createTestOrganization(service, rivalOrg, rival);
+    const taken = await sdk.addDomain({ client: rival.client, path: { org: rivalOrg }, body: { domain } });
+    expect(taken.response.status).toBe(409);
+    // And someone outside the organization does not even see its domains.
+    const member = await sdk.listDomains({ client: rival.client, path: { org } });
+    expect(member.response.status).toBe(404);
+  });
+
+  it('configures the organization provider: discovery checked, secret encrypted and never returned', async () => {
+    const broken = await sdk.setIdentityProvider({
+      client: admin.client,
+      path: { org },
+      body: { issuer: `${github.url}/nothing-here`, clientId: 'x', clientSecret: 'y' },
+    });
+    expect(broken.response.status).toBe(400);
+    expect(broken.error?.errors?.[0]?.pointer).toBe('/issuer');
+
+    const saved = await sdk.setIdentityProvider({
+      client: admin.client,
+      path: { org },
+      body: {
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        enrollRole: 'member',
+      },
+    });
+    expect(saved.response.status).toBe(200);
+    expect(saved.data).toMatchObject({
+      issuer: idp.issuer,
+      hasClientSecret: true,
+      enrollRole: 'member',
+      callbackUrl: `${service.url}/signin/callback/org`,
+    });
+    expect(JSON.stringify(saved.data)).not.toContain(idp.clientSecret);
+    const stored = (await sql(
+      service,
+      `select encode(client_secret_encrypted, 'escape') as secret from organization_sign_in_providers`,
+    )) as { secret: string }[];
+    expect(stored[0]!.secret).not.toContain(idp.clientSecret);
+  });
+
+  it('enrolls a new person at the verified domain as a member, and nobody else', async () => {
+    const alice = `alice-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(alice, { email: `${alice}@${domain}`, email_verified: true, preferred_username: alice });
+    const signedIn = await orgSignIn(`${alice}@${domain}`, alice);
+    expect(signedIn.status).toBe(303);
+    expect(await membership(alice)).toEqual(['member']);
+
+    // The provider does not vouch for the e-mail: signed in, but not enrolled.
+    const unverified = `unv-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(unverified, { email: `${unverified}@${domain}`, email_verified: false });
+    expect((await orgSignIn(`${unverified}@${domain}`, unverified)).status).toBe(303);
+    expect(await membership(unverified)).toEqual([]);
+
+    // A verified e-mail, but at a domain the organization has not verified.
+    const elsewhere = `out-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(elsewhere, { email: `${elsewhere}@unverified-${org}.example`, email_verified: true });
+    expect((await orgSignIn(`x@${domain}`, elsewhere)).status).toBe(303);
+    expect(await membership(elsewhere)).toEqual([]);
+
+    // An e-mail at a domain no organization verified finds no provider.
+    const unknown = await orgSignIn(`bob@nobody-${org}.example`, 'bob');
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('No organization here');
+  });
+
+  it('with the provider required, people at the domain cannot sign in with GitHub', async () => {
+    const current = await sdk.getIdentityProvider({ client: admin.client, path: { org } });
+    const required = await sdk.setIdentityProvider({
+      client: admin.client,
+      path: { org },
+      // The stored secret is kept when none is sent.
+      body: {
+        issuer: current.data!.issuer,
+        clientId: current.data!.clientId,
+        enrollRole: 'member',
+        required: true,
+      },
+    });
+    expect(required.response.status).toBe(200);
+    github.user = {
+      id: 777001,
+      login: 'carol',
+      emails: [{ email: `carol@${domain}`, primary: true, verified: true }],
+    };
+    const jar = new CookieJar();
+    const start = await jar.fetch(`${service.url}/signin/github`);
+    const back = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+    const refused = await jar.fetch(back.headers.get('location')!);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('Sign in with your organization');
+    expect(
+      await sql(service, `select 1 from identities where provider = 'github' and subject = '777001'`),
+    ).toEqual([]);
+
+    // Through the organization's provider they still get in (the stored secret still works).
+    const carol = `carol-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(carol, { email: `${carol}@${domain}`, email_verified: true });
+    expect((await orgSignIn(`${carol}@${domain}`, carol)).status).toBe(303);
+    expect(await membership(carol)).toEqual(['member']);
+  });
+});

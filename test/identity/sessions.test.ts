@@ -1,0 +1,244 @@
+// Browser sessions: cookie attributes, a new id at every sign-in, idle and absolute lifetimes, the list of
+// one's sessions and ending another one, sign-out that ends the authorization server's session too; and
+// sign-in methods through the API (never the last one).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import {
+  CookieJar,
+  postForm,
+  registerPublicClient,
+  sql,
+  startOAuthService,
+  uniqueHandle,
+} from '../oauth/helpers.ts';
+import { createTestUser } from '../support/fixtures.ts';
+import type { TestService } from '../support/service.ts';
+
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startOAuthService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+/** Development sign-in (this suite tests sessions, not providers); returns the Set-Cookie of the session. */
+async function signIn(jar: CookieJar, handle: string): Promise<string> {
+  const response = await postForm(jar, `${service.url}/signin/dev`, {
+    handle,
+    create: '1',
+    next: '/settings/tokens',
+  });
+  expect(response.status).toBe(303);
+  return response.headers.getSetCookie().find((c) => c.startsWith('l10n_session='))!;
+}
+
+async function signedInAs(jar: CookieJar): Promise<string | undefined> {
+  const page = await jar.fetch(`${service.url}/settings/tokens`);
+  return /<span class="muted">@([a-z0-9-]+)<\/span>/.exec(await page.text())?.[1];
+}
+
+describe('browser sessions', () => {
+  it('sets an HttpOnly, SameSite=Lax cookie whose value is stored only as a hash', async () => {
+    const jar = new CookieJar();
+    const handle = uniqueHandle('ck');
+    const cookie = await signIn(jar, handle);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    expect(cookie).not.toMatch(/Secure/i); // BASE_URL is http here; https makes it Secure
+    expect(await signedInAs(jar)).toBe(handle);
+    const value = jar.cookies.get('l10n_session')!;
+    const rows = await sql(
+      service,
+      `select 1 from browser_sessions where encode(token_hash, 'escape') like $1 or encode(token_hash, 'hex') = $2`,
+      [`%${value}%`, Buffer.from(value).toString('hex')],
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('gives a new session at every sign-in and ends the previous one', async () => {
+    const jar = new CookieJar();
+    const handle = uniqueHandle('rot');
+    await signIn(jar, handle);
+    const first = jar.cookies.get('l10n_session')!;
+    await signIn(jar, handle);
+    const second = jar.cookies.get('l10n_session')!;
+    expect(second).not.toBe(first);
+    const stale = new CookieJar();
+    stale.cookies.set('l10n_session', first);
+    expect(await signedInAs(stale)).toBeUndefined();
+    expect(await signedInAs(jar)).toBe(handle);
+  });
+
+  it('ends a session after its idle time and after its absolute lifetime', async () => {
+    const idle = new CookieJar();
+    const idleHandle = uniqueHandle('idle');
+    await signIn(idle, idleHandle);
+    await sql(
+      service,
+      `update browser_sessions set last_seen_at = now() - interval '4 days'
+        where user_id = (select user_id from accounts where handle = $1)`,
+      [idleHandle],
+    );
+    expect(await signedInAs(idle)).toBeUndefined();
+
+    const old = new CookieJar();
+    const oldHandle = uniqueHandle('abs');
+    await signIn(old, oldHandle);
+    await sql(
+      service,
+      `update browser_sessions set expires_at = now() - interval '1 second'
+        where user_id = (select user_id from accounts where handle = $1)`,
+      [oldHandle],
+    );
+    expect(await signedInAs(old)).toBeUndefined();
+  });
+
+  it('lists where a person is signed in and ends another session', async () => {
+    const handle = uniqueHandle('two');
+    const laptop = new CookieJar();
+    const phone = new CookieJar();
+    await signIn(laptop, handle);
+    await signIn(phone, handle);
+    const page = await laptop.fetch(`${service.url}/settings/sessions`);
+    const html = await page.text();
+    expect(html.match(/<section class="card">/g)).toHaveLength(2);
+    expect(html).toContain('this browser');
+    const [, other, csrf] =
+      /action="\/settings\/sessions\/([0-9a-f-]+)\/end">\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(
+        html,
+      )!;
+    // Without the CSRF token: refused, nothing ended.
+    expect((await postForm(laptop, `${service.url}/settings/sessions/${other}/end`, {})).status).toBe(403);
+    expect(await signedInAs(phone)).toBe(handle);
+    const ended = await postForm(laptop, `${service.url}/settings/sessions/${other}/end`, {
+      csrf: csrf!,
+    });
+    expect(ended.status).toBe(303);
+    expect(await signedInAs(phone)).toBeUndefined();
+    expect(await signedInAs(laptop)).toBe(handle);
+    // Someone else's session cannot be ended from here.
+    const stranger = new CookieJar();
+    await signIn(stranger, uniqueHandle('str'));
+    const [strangerSession] = (await sql(
+      service,
+      `select id from browser_sessions where ended_at is null order by created_at desc limit 1`,
+    )) as {
+      id: string;
+    }[];
+    await postForm(laptop, `${service.url}/settings/sessions/${strangerSession!.id}/end`, {
+      csrf: csrf!,
+    });
+    expect(await signedInAs(stranger)).toBeDefined();
+  });
+
+  it("signs out of the authorization server's session too: the next authorization asks to sign in", async () => {
+    const jar = new CookieJar();
+    await signIn(jar, uniqueHandle('out'));
+    const { client, redirectUri } = await registerPublicClient(service);
+    const authorize = `${service.url}/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      scope: 'project:read',
+    })}`;
+    const pageAfter = async () => {
+      let response = await jar.fetch(authorize);
+      while (response.status === 303 || response.status === 302)
+        response = await jar.fetch(new URL(response.headers.get('location')!, service.url).toString());
+      return response.text();
+    };
+    expect(await pageAfter()).toContain('name="decision"'); // signed in: consent at once
+    const tokens = await jar.fetch(`${service.url}/settings/tokens`);
+    const signout =
+      /<form method="post" action="\/settings\/signout"[\s\S]*?name="csrf" value="([^"]+)"/.exec(
+        await tokens.text(),
+      )![1]!;
+    expect((await postForm(jar, `${service.url}/settings/signout`, { csrf: signout })).status).toBe(303);
+    const after = await pageAfter();
+    expect(after).toContain('Sign in to continue');
+    expect(after).not.toContain('name="decision"');
+  });
+});
+
+describe('sign-in methods through the API', () => {
+  it('lists them and never removes the last one', async () => {
+    const user = await createTestUser(service, uniqueHandle('api'));
+    const listed = await sdk.listIdentities({ client: user.client });
+    expect(listed.response.status).toBe(200);
+    expect(listed.data!.items).toEqual([
+      expect.objectContaining({
+        provider: 'github',
+        email: `${user.handle}@example.com`,
+        emailVerified: true,
+      }),
+    ]);
+    const last = await sdk.unlinkIdentity({
+      client: user.client,
+      path: { identity: listed.data!.items[0]!.id },
+    });
+    expect(last.response.status).toBe(409);
+    await sql(
+      service,
+      `insert into identities (id, user_id, provider, subject, email, email_verified) values (gen_random_uuid(), $1, 'google', $2, null, false)`,
+      [user.userId, `g-${user.handle}`],
+    );
+    const removed = await sdk.unlinkIdentity({
+      client: user.client,
+      path: { identity: listed.data!.items[0]!.id },
+    });
+    expect(removed.response.status).toBe(204);
+    const after = await sdk.listIdentities({ client: user.client });
+    expect(after.data!.items.map((i) => i.provider)).toEqual(['google']);
+    // Another user's identity is not found, and nothing changes.
+    const other = await createTestUser(service, uniqueHandle('oth'));
+    const theirs = await sdk.listIdentities({ client: other.client });
+    const foreign = await sdk.unlinkIdentity({
+      client: user.client,
+      path: { identity: theirs.data!.items[0]!.id },
+    });
+    expect(foreign.response.status).toBe(404);
+    expect((await sdk.listIdentities({ client: other.client })).data!.items).toHaveLength(1);
+  });
+});
+
+describe('sweeping', () => {
+  it('deletes expired sign-in attempts and long-ended sessions, and keeps live ones', async () => {
+    const { deleteExpiredSignInRows } = await import('../../src/identity/sessions.ts');
+    const { openDatabase } = await import('../../src/db/orm.ts');
+    const live = new CookieJar();
+    const handle = uniqueHandle('keep');
+    await signIn(live, handle);
+    const ended = new CookieJar();
+    const endedHandle = uniqueHandle('gone');
+    await signIn(ended, endedHandle);
+    await sql(
+      service,
+      `update browser_sessions set ended_at = now() - interval '2 days'
+        where user_id = (select user_id from accounts where handle = $1)`,
+      [endedHandle],
+    );
+    await sql(
+      service,
+      `insert into sign_in_attempts (id, expires_at) values (gen_random_uuid(), now() - interval '1 minute')`,
+    );
+    const orm = await openDatabase(service.database.url);
+    try {
+      expect(await deleteExpiredSignInRows(orm)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await orm.close(true);
+    }
+    expect(await sql(service, `select 1 from sign_in_attempts where expires_at < now()`)).toEqual([]);
+    expect(
+      await sql(
+        service,
+        `select 1 from browser_sessions where user_id = (select user_id from accounts where handle = $1)`,
+        [endedHandle],
+      ),
+    ).toEqual([]);
+    expect(await signedInAs(live)).toBe(handle);
+  });
+});

@@ -1,0 +1,261 @@
+// Takeover attempts against sign-in, each refused: an unverified provider e-mail never links to an
+// existing user; a provider subject cannot be attached to a second user; a replayed, forged or foreign
+// `state`; a callback carrying another browser's state; a provider error. Over plain HTTP with a cookie
+// jar, against a GitHub stand-in and an upstream oidc-provider.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CookieJar, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { createTestUser } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import {
+  type GithubStandIn,
+  type OidcUpstream,
+  startGithubStandIn,
+  startOidcUpstream,
+  upstreamLogin,
+} from './upstream.ts';
+
+let service: TestService;
+let github: GithubStandIn;
+let google: OidcUpstream;
+let nextGithubId = 9000;
+
+beforeAll(async () => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  github = await startGithubStandIn();
+  google = await startOidcUpstream([`${base}/signin/callback/google`]);
+  service = await startTestService({
+    PORT: String(port),
+    BASE_URL: base,
+    DEV_LOGIN: 'false',
+    GITHUB_CLIENT_ID: github.clientId,
+    GITHUB_CLIENT_SECRET: github.clientSecret,
+    GITHUB_URL: github.url,
+    GITHUB_API_URL: github.url,
+    GOOGLE_CLIENT_ID: google.clientId,
+    GOOGLE_CLIENT_SECRET: google.clientSecret,
+    GOOGLE_ISSUER: google.issuer,
+  });
+});
+afterAll(async () => {
+  await service?.close();
+  await github?.close();
+  await google?.close();
+});
+
+/** Starts a GitHub sign-in in this jar; returns the callback URL the stand-in sends the browser back to. */
+async function startGithub(jar: CookieJar, query = ''): Promise<string> {
+  const start = await jar.fetch(`${service.url}/signin/github${query}`);
+  expect(start.status).toBe(303);
+  const atGithub = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  expect(atGithub.status).toBe(302);
+  return atGithub.headers.get('location')!;
+}
+
+function githubUser(email: string, verified: boolean) {
+  github.user = {
+    id: nextGithubId++,
+    login: uniqueHandle('gh'),
+    emails: [{ email, primary: true, verified }],
+  };
+  return github.user;
+}
+
+async function whoIsSignedIn(jar: CookieJar): Promise<string | undefined> {
+  const page = await jar.fetch(`${service.url}/settings/tokens`);
+  // The settings header names who is signed in.
+  return /<span class="muted">@([a-z0-9-]+)<\/span>/.exec(await page.text())?.[1];
+}
+
+describe('takeover attempts', () => {
+  it('an unverified provider e-mail never links to the user who owns that address', async () => {
+    const victim = await createTestUser(service, uniqueHandle('victim'));
+    githubUser(`${victim.handle}@example.com`, false);
+    const jar = new CookieJar();
+    const callback = await jar.fetch(await startGithub(jar));
+    expect(callback.status).toBe(303);
+    const handle = await whoIsSignedIn(jar);
+    expect(handle).toBeDefined();
+    expect(handle).not.toBe(victim.handle);
+    const [identity] = (await sql(
+      service,
+      `select user_id, email_verified from identities where subject = $1`,
+      [String(github.user.id)],
+    )) as { user_id: string; email_verified: boolean }[];
+    expect(identity).toMatchObject({ email_verified: false });
+    expect(identity!.user_id).not.toBe(victim.userId);
+    // Nor does the address become the new user's: an unverified e-mail is not theirs.
+    const [user] = (await sql(service, `select email from users where id = $1`, [identity!.user_id])) as {
+      email: string | null;
+    }[];
+    expect(user!.email).toBeNull();
+  });
+
+  it('a provider subject cannot be attached to a second user', async () => {
+    const owner = githubUser(`${uniqueHandle('own')}@example.org`, true);
+    const ownerJar = new CookieJar();
+    expect((await ownerJar.fetch(await startGithub(ownerJar))).status).toBe(303);
+    const ownerId = (
+      (await sql(service, `select user_id from identities where provider = 'github' and subject = $1`, [
+        String(owner.id),
+      ])) as { user_id: string }[]
+    )[0]!.user_id;
+
+    // Someone else, signed in through Google, tries to link that same GitHub account to themselves.
+    const login = uniqueHandle('other');
+    google.accounts.set(login, {
+      email: `${login}@example.net`,
+      email_verified: true,
+      preferred_username: login,
+    });
+    const jar = new CookieJar();
+    const start = await jar.fetch(`${service.url}/signin/google`);
+    const back = await upstreamLogin(jar, start.headers.get('location')!, login);
+    expect((await jar.fetch(back)).status).toBe(303);
+    github.user = owner;
+    const link = await jar.fetch(await startGithub(jar, '?link=1'));
+    expect(link.status).toBe(403);
+    expect(await link.text()).toContain('already linked to another user');
+    const rows = (await sql(
+      service,
+      `select user_id from identities where provider = 'github' and subject = $1`,
+      [String(owner.id)],
+    )) as { user_id: string }[];
+    expect(rows).toEqual([{ user_id: ownerId }]);
+  });
+
+  it('links a second provider only from a signed-in session, and removes it again (never the last)', async () => {
+    // Without a session, "link" asks to sign in first.
+    const anonymous = await new CookieJar().fetch(`${service.url}/signin/github?link=1`);
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe(
+      `/signin?next=${encodeURIComponent('/settings/identities')}`,
+    );
+
+    const login = uniqueHandle('link');
+    google.accounts.set(login, {
+      email: `${login}@example.net`,
+      email_verified: true,
+      preferred_username: login,
+    });
+    const jar = new CookieJar();
+    const start = await jar.fetch(`${service.url}/signin/google`);
+    expect((await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login))).status).toBe(
+      303,
+    );
+    const me = await whoIsSignedIn(jar);
+    const linked = githubUser(`${login}@example.net`, true);
+    const back = await jar.fetch(await startGithub(jar, '?link=1&next=/settings/identities'));
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe('/settings/identities');
+    expect(await whoIsSignedIn(jar)).toBe(me);
+    const page = await (await jar.fetch(`${service.url}/settings/identities`)).text();
+    expect(page).toContain('<h2>Google</h2>');
+    expect(page).toContain('<h2>GitHub</h2>');
+
+    // The linked GitHub account now signs in as the same person.
+    const elsewhere = new CookieJar();
+    github.user = linked;
+    expect((await elsewhere.fetch(await startGithub(elsewhere))).status).toBe(303);
+    expect(await whoIsSignedIn(elsewhere)).toBe(me);
+
+    // Remove GitHub; then Google is the last one and cannot be removed.
+    const forms = [
+      ...page.matchAll(
+        /action="\/settings\/identities\/([0-9a-f-]+)\/unlink">\s*<input type="hidden" name="csrf" value="([^"]+)"/g,
+      ),
+    ];
+    expect(forms).toHaveLength(2);
+    const github1 = forms[1]!;
+    expect(
+      (await postForm(jar, `${service.url}/settings/identities/${github1[1]}/unlink`, { csrf: github1[2]! }))
+        .status,
+    ).toBe(303);
+    const google1 = forms[0]!;
+    const last = await postForm(jar, `${service.url}/settings/identities/${google1[1]}/unlink`, {
+      csrf: google1[2]!,
+    });
+    expect(last.status).toBe(409);
+    expect(await last.text()).toContain('cannot be removed');
+    expect(
+      await sql(service, `select provider from identities where subject in ($1, $2)`, [
+        login,
+        String(linked.id),
+      ]),
+    ).toEqual([{ provider: 'google' }]);
+  });
+
+  it('a replayed callback (same state, same cookie) is refused', async () => {
+    githubUser(`${uniqueHandle('re')}@example.org`, true);
+    const jar = new CookieJar();
+    const callbackUrl = await startGithub(jar);
+    const cookie = jar.header();
+    const first = await jar.fetch(callbackUrl);
+    expect(first.status).toBe(303);
+    // An attacker who captured the whole request replays it, cookie included.
+    const replay = await fetch(callbackUrl, { headers: { cookie }, redirect: 'manual' });
+    expect(replay.status).toBe(400);
+    expect(replay.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await replay.text()).toContain('Back to sign-in');
+    expect(
+      replay.headers
+        .getSetCookie()
+        .some((c) => c.startsWith('l10n_session=') && !c.startsWith('l10n_session=;')),
+    ).toBe(false);
+  });
+
+  it('a forged or missing state is refused, and so is a callback without its cookie', async () => {
+    githubUser(`${uniqueHandle('fs')}@example.org`, true);
+    const jar = new CookieJar();
+    const callbackUrl = new URL(await startGithub(jar));
+    const forged = new URL(callbackUrl);
+    forged.searchParams.set('state', 'forged');
+    expect((await jar.fetch(forged.toString())).status).toBe(400);
+    const missing = new URL(callbackUrl);
+    missing.searchParams.delete('state');
+    expect((await new CookieJar().fetch(missing.toString())).status).toBe(400);
+    // No cookie at all (another browser, or none).
+    expect((await new CookieJar().fetch(callbackUrl.toString())).status).toBe(400);
+    expect(await whoIsSignedIn(jar)).toBeUndefined();
+  });
+
+  it("a callback carrying another browser's state is refused; that browser can still finish", async () => {
+    githubUser(`${uniqueHandle('vi')}@example.org`, true);
+    const victim = new CookieJar();
+    const victimCallback = await startGithub(victim);
+    const attacker = new CookieJar();
+    await startGithub(attacker);
+    // The attacker's browser (with its own pending sign-in) opens the victim's callback.
+    const crossed = await attacker.fetch(victimCallback);
+    expect(crossed.status).toBe(400);
+    expect(await whoIsSignedIn(attacker)).toBeUndefined();
+    // Or the attacker plants its callback in the victim's browser (login CSRF): refused as well.
+    const attackerOwn = new CookieJar();
+    const planted = await startGithub(attackerOwn);
+    const other = new CookieJar();
+    await startGithub(other);
+    expect((await other.fetch(planted)).status).toBe(400);
+    // The victim's own sign-in is unharmed.
+    expect((await victim.fetch(victimCallback)).status).toBe(303);
+    expect(await whoIsSignedIn(victim)).toBeDefined();
+  });
+
+  it('a provider error (the person denied) shows a page with a way back, never a 500', async () => {
+    const jar = new CookieJar();
+    const callbackUrl = new URL(await startGithub(jar));
+    const denied = new URL(`${service.url}/signin/callback/github`);
+    denied.searchParams.set('error', 'access_denied');
+    denied.searchParams.set('state', callbackUrl.searchParams.get('state')!);
+    const response = await jar.fetch(denied.toString());
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).toContain('You did not allow the sign-in.');
+    expect(text).toContain('href="/signin?next=');
+    // Unknown provider and a callback of a provider that is not configured: 404 page, not a crash.
+    expect((await jar.fetch(`${service.url}/signin/nope`)).status).toBe(404);
+    expect((await new CookieJar().fetch(`${service.url}/signin/callback/oidc?code=x&state=y`)).status).toBe(
+      400,
+    );
+  });
+});
