@@ -61,10 +61,16 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       app.use(signInRoutes(ctx, provider, csrf));
       app.use(tokensPageRoutes(ctx, provider, csrf));
 
-      // oidc-provider last, and only for its own paths, so other 404s stay the service's own.
+      // oidc-provider last, and only for its own paths, so other 404s stay the service's own (koa's is a
+      // text/plain "Not Found"). The authorization and registration endpoints have sub-paths (/:uid, /:id).
       const callback = provider.callback();
+      const ownPath = (path: string) =>
+        Object.values(OAUTH_ROUTES).includes(path as never) ||
+        path.startsWith(`${OAUTH_ROUTES.authorization}/`) ||
+        path.startsWith(`${OAUTH_ROUTES.registration}/`) ||
+        path.startsWith('/.well-known/o');
       app.use((req, res, next) => {
-        if (req.path.startsWith('/oauth/') || req.path.startsWith('/.well-known/o')) {
+        if (ownPath(req.path)) {
           callback(req, res);
           return;
         }
