@@ -8,7 +8,11 @@
 // Client errors are logged at debug level without a stack; anything else at error level.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { type Problem, problems, sendProblem } from './api/problem.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './db/unavailable.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from './db/unavailable.ts';
 import type { Logger } from './lib/logger.ts';
 import { html, page } from './oauth/html.ts';
 
@@ -36,7 +40,7 @@ export function describeFailure(error: unknown): HttpFailure {
   if (isDatabaseUnavailable(error)) {
     return {
       status: 503,
-      detail: 'The database is unreachable for a moment; nothing was changed. Retry shortly.',
+      detail: DATABASE_UNAVAILABLE_DETAIL,
       headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
     };
   }

@@ -33,6 +33,9 @@ const MESSAGES = [
 /** Seconds a client is told to wait (Retry-After) while the database is unreachable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
+/** What the client is told; a write cut off at COMMIT may or may not have been applied, so no promise. */
+export const DATABASE_UNAVAILABLE_DETAIL = 'The database is unreachable for a moment; retry shortly.';
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   const seen = new Set<unknown>();
   const check = (e: unknown): boolean => {

@@ -4,6 +4,11 @@ import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from '../db/unavailable.ts';
 import { tokensPageRoutes } from '../web/tokens-page.ts';
 import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
@@ -37,7 +42,7 @@ export interface OAuthServer {
 export function createOAuthServer(ctx: ServiceContext): OAuthServer {
   const provider = createProvider(ctx);
   advertiseScopes(provider);
-  provider.on('server_error', (_koa, error) => ctx.logger.error({ err: error }, 'oauth server error'));
+  answerDatabaseOutages(provider, ctx);
 
   const limits = createRateLimits(ctx);
   const csrf = createCsrf(ctx.config.cookieKeys);
@@ -83,6 +88,32 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       await limits.close();
     },
   };
+}
+
+/**
+ * oidc-provider answers any error of its storage with 500 server_error. While the database is unreachable
+ * that becomes 503 with Retry-After (and `temporarily_unavailable` in JSON bodies), as on the other doors:
+ * the error is recognised where oidc-provider reports it, and the answer rewritten on the way out.
+ */
+function answerDatabaseOutages(provider: Provider, ctx: ServiceContext): void {
+  provider.on('server_error', (koa, error) => {
+    if (!isDatabaseUnavailable(error)) {
+      ctx.logger.error({ err: error }, 'oauth server error');
+      return;
+    }
+    koa.state.databaseUnavailable = true;
+    ctx.logger.warn({ reason: (error as Error).message, path: koa.path }, 'database unavailable');
+  });
+  provider.use(async (koa, next) => {
+    await next();
+    if (!koa.state.databaseUnavailable || koa.status !== 500) return;
+    koa.status = 503;
+    koa.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    // A JSON error body is replaced; the HTML error page (authorization endpoint) keeps its page.
+    if (koa.body && typeof koa.body === 'object' && !Buffer.isBuffer(koa.body) && !('pipe' in koa.body)) {
+      koa.body = { error: 'temporarily_unavailable', error_description: DATABASE_UNAVAILABLE_DETAIL };
+    }
+  });
 }
 
 /** Builds the authorization server and mounts it at once. */
