@@ -77,7 +77,7 @@ async function until(condition: () => Promise<boolean>, what: string) {
   throw new Error(`gave up waiting for ${what}`);
 }
 
-describe('a database outage under load', () => {
+describe('a database outage under load', { timeout: 120_000 }, () => {
   it('answers 503 with Retry-After while PostgreSQL is down, recovers, and loses no acknowledged write', async () => {
     // An OAuth client registered before the outage, for the token endpoint's answer during it.
     const registered = await fetch(`${service.url}/oauth/register`, {

@@ -32,7 +32,10 @@ interface Child {
 }
 
 /** `node src/main.ts` with the Node that runs the tests (the project's Node 24); resolves once it listens. */
-async function startChild(env: Record<string, string>): Promise<Child> {
+async function startChild(
+  env: Record<string, string>,
+  readyWhen = 'Localization service listening on',
+): Promise<Child> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
@@ -64,7 +67,7 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   });
   await new Promise<void>((ready, fail) => {
     const check = () => {
-      if (output.includes('Localization service listening on')) ready();
+      if (output.includes(readyWhen)) ready();
     };
     child.stdout.on('data', check);
     void exited.then(({ code }) =>
@@ -246,7 +249,8 @@ async function expectWritesKept(databaseUrl: string) {
   }
 }
 
-describe('graceful shutdown on SIGTERM under load', () => {
+// A fresh PostgreSQL cluster (initdb) and a process start per test: minutes on a busy machine, not seconds.
+describe('graceful shutdown on SIGTERM under load', { timeout: 180_000 }, () => {
   it('on the embedded PostgreSQL default: requests finish, exit 0, PostgreSQL stopped', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
     chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as its own user, which must enter the folder
@@ -275,6 +279,23 @@ describe('graceful shutdown on SIGTERM under load', () => {
     } finally {
       await again.stop();
     }
+  });
+
+  it('during start-up (embedded PostgreSQL up, migrations next): waits for the start, then stops cleanly', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
+    chmodSync(dataDir, 0o755);
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const pgPort = await freePort();
+    const child = await startChild(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) },
+      'embedded PostgreSQL started',
+    );
+    const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
+    const postgresPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(pidFile)).toBe(false);
+    expect(() => process.kill(postgresPid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
   });
 
   it('on DATABASE_URL: requests finish, exit 0, no PostgreSQL started', async () => {
