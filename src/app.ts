@@ -6,6 +6,7 @@ import { createApi } from './api/index.ts';
 import type { Door } from './authz/caller.ts';
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
+import { errorHandler } from './http-errors.ts';
 import { CSP_DIRECTIVES } from './lib/csp.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import { type Logger, redactRequest } from './lib/logger.ts';
@@ -121,6 +122,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use(invitationPageRoutes(ctx, api.pipeline, oauth.sessions, oauth.csrf));
   oauth.mount(app);
   app.use(notFound);
+  app.use(errorHandler(ctx.logger));
 
   return { express: app, close: () => oauth.close() };
 }

@@ -19,7 +19,40 @@ const logger = createLogger(config);
 // service's modules are imported only now.
 const tracing = await startTracing(config);
 const { startServer } = await import('./server.ts');
-const server = await startServer(config, logger).catch((error) => {
+const starting = startServer(config, logger);
+
+// Graceful shutdown: stop accepting, let requests in flight finish (at most SHUTDOWN_TIMEOUT_MS), close
+// the pools, stop an embedded PostgreSQL last, exit 0. Registered before the start, so a signal during it
+// (migrations, PostgreSQL starting) waits for the start and then stops cleanly instead of leaving an
+// embedded PostgreSQL behind. A second signal ends the process at once (the handler is registered once,
+// so the default action applies).
+const STOP_MARGIN_MS = 15_000; // closing pools and stopping PostgreSQL after the requests are done
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + STOP_MARGIN_MS);
+    force.unref();
+    starting
+      .then((server) => server.stop())
+      .then(() => tracing?.shutdown())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  });
+}
+
+const server = await starting.catch((error) => {
+  // startServer has already released whatever it had started.
   logger.fatal({ err: error }, 'failed to start');
   process.exit(1);
 });
@@ -31,25 +64,4 @@ if (server.demoToken) {
     `Demo data created. Try the API as user "demo" (this token is shown once, expires in 30 days):\n` +
       `  curl -H "Authorization: Bearer ${server.demoToken}" ${server.url}/api/v1/accounts`,
   );
-}
-
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error('shutdown took longer than 25 s; exiting');
-      process.exit(1);
-    }, 25_000);
-    force.unref();
-    server
-      .stop()
-      .then(() => tracing?.shutdown())
-      .then(
-        () => process.exit(0),
-        (error) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  });
 }

@@ -20,9 +20,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Port of the embedded PostgreSQL; away from 5432 so it never collides with an installed server. */
-const EMBEDDED_POSTGRES_PORT = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329);
-
 export async function startServer(
   config: Config,
   logger: Logger = createLogger(config),
@@ -30,7 +27,9 @@ export async function startServer(
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, EMBEDDED_POSTGRES_PORT, logger);
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, logger, {
+      callerShutsDown: true,
+    });
     databaseUrl = embedded.url;
     logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
   }
@@ -54,6 +53,10 @@ export async function startServer(
     s.once('error', reject);
   }).catch(unwind);
   started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  // Slow or stalled clients must not hold connections (and a shutdown) open for ever.
+  server.headersTimeout = config.http.headersTimeoutMs;
+  server.requestTimeout = config.http.requestTimeoutMs;
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   const port = (server.address() as AddressInfo).port;
   const metricsServer =
     config.metrics.port === undefined
@@ -68,11 +71,9 @@ export async function startServer(
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await drain(server, config.shutdownTimeoutMs, logger);
       await metricsServer?.close();
+      // Only now that no request runs: background work, the pools, and the database they used, last.
       await app.close();
       await orm.close(true);
       await embedded?.stop();
@@ -80,4 +81,31 @@ export async function startServer(
     return stopping;
   };
   return { url, port, metricsPort: metricsServer?.port, logger, demoToken, stop };
+}
+
+/**
+ * Stops accepting connections and waits for the requests in flight to be answered, at most `timeoutMs`;
+ * then closes whatever connections remain. Keep-alive connections are closed as soon as they fall idle
+ * (node:http closes only those idle at the moment of close()).
+ */
+async function drain(server: Server, timeoutMs: number, logger: Logger): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), timeoutMs);
+  });
+  try {
+    if (await Promise.race([closed.then(() => false), timedOut])) {
+      logger.warn(
+        { timeoutMs },
+        'requests still in flight at the shutdown timeout; closing their connections',
+      );
+      server.closeAllConnections();
+      await closed;
+    }
+  } finally {
+    clearInterval(idleSweep);
+    clearTimeout(timer);
+  }
 }

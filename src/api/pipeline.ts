@@ -10,6 +10,11 @@ import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
 import { Account, type IAccount } from '../db/entities/index.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from '../db/unavailable.ts';
 import { recordAudit } from '../domain/audit.ts';
 import { findTextIssues } from '../lib/text-input.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
@@ -272,6 +277,12 @@ function toProblemResponse(
   service: ServiceContext,
   context: { operationId: string; requestId?: string },
 ): OperationResponse {
+  // The database is away (restarting, failing over): nothing was committed, and retrying shortly works.
+  if (isDatabaseUnavailable(error)) {
+    service.logger.warn({ ...context, reason: (error as Error).message }, 'database unavailable');
+    const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
+    return { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+  }
   // Deferred constraints (memberships_last_admin) fail at COMMIT, where the driver's raw error is not
   // converted to MikroORM's exception classes; convert it here so it maps like an immediate one.
   if (

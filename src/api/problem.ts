@@ -91,6 +91,17 @@ export const problems = {
     new Problem(429, 'rate-limited', 'Too many requests', detail, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
+  payloadTooLarge: (detail: string) =>
+    new Problem(413, 'payload-too-large', 'Payload too large', detail, {
+      errors: [{ pointer: '/body', message: detail }],
+    }),
+  unsupportedMediaType: (detail: string) =>
+    new Problem(415, 'unsupported-media-type', 'Unsupported media type', detail),
+  /** The database (or another dependency) is unreachable for now; the request changed nothing. */
+  serviceUnavailable: (detail: string, retryAfterSeconds: number) =>
+    new Problem(503, 'service-unavailable', 'Service unavailable', detail, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
   internal: () => new Problem(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
 };
 

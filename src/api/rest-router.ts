@@ -83,15 +83,8 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
       .catch(next);
   });
 
-  // Malformed JSON and oversized bodies: problem+json like every other error here.
-  router.use((error: { type?: string }, _req: Request, res: Response, next: (e?: unknown) => void) => {
-    if (error?.type === 'entity.parse.failed')
-      return sendProblem(res, problems.badRequest('The body is not valid JSON.', '/body'));
-    if (error?.type === 'entity.too.large') {
-      return sendProblem(res, problems.badRequest('The body is larger than 1 MB.', '/body'));
-    }
-    next(error);
-  });
+  // Bodies the JSON parser refuses (malformed, too large, bad charset or encoding) and paths that are not
+  // valid percent-encoding go on to the app's last error handler (src/http-errors.ts): problem+json.
   return router;
 }
 

@@ -47,6 +47,12 @@ export interface Config {
   metrics: { port: number | undefined; token: string | undefined };
   /** OpenTelemetry OTLP/HTTP endpoint; unset: no tracing export (the SDK is not even loaded). */
   otlpEndpoint: string | undefined;
+  /** Port of the embedded PostgreSQL (used only without databaseUrl). */
+  embeddedPostgresPort: number;
+  /** How long a shutdown waits for requests in flight before closing their connections. */
+  shutdownTimeoutMs: number;
+  /** node:http server timeouts: whole request headers, whole request, idle keep-alive connection. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** Sign-in providers for people; each is on when its settings are present. */
   providers: ProvidersConfig;
   /** DNS servers for domain verification (`ip` or `ip:port`); unset: the system's resolvers. */
@@ -153,6 +159,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy = parseTrustProxy(str('TRUST_PROXY'));
 
   const embedded = !databaseUrl;
+  const embeddedPostgresPort = parsePort(
+    str('EMBEDDED_POSTGRES_PORT') ?? '54329',
+    problems,
+    'EMBEDDED_POSTGRES_PORT',
+  );
+  const millis = (name: string, fallback: number) => parseMillis(name, str(name), fallback, problems);
+  const shutdownTimeoutMs = millis('SHUTDOWN_TIMEOUT_MS', 20_000);
+  const http = {
+    headersTimeoutMs: millis('HTTP_HEADERS_TIMEOUT_MS', 20_000),
+    requestTimeoutMs: millis('HTTP_REQUEST_TIMEOUT_MS', 60_000),
+    keepAliveTimeoutMs: millis('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
+  };
+  // node:http refuses a headers timeout longer than the request timeout (0 turns the latter off).
+  if (http.requestTimeoutMs > 0 && http.headersTimeoutMs > http.requestTimeoutMs) {
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS');
+  }
   const seedDemo = parseBool('SEED_DEMO', str('SEED_DEMO'), embedded && nodeEnv !== 'test', problems);
   const devLogin = parseBool('DEV_LOGIN', str('DEV_LOGIN'), embedded && !production, problems);
   const cimdAllowLoopback = parseBool(
@@ -258,6 +280,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpEndpoint,
     providers,
     dnsServers,
+    embeddedPostgresPort,
+    shutdownTimeoutMs,
+    http,
   };
 }
 
@@ -325,6 +350,17 @@ function parsePort(raw: string, problems: string[], name = 'PORT'): number {
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     problems.push(`${name} must be an integer from 0 to 65535 (got "${raw}")`);
     return 0;
+  }
+  return n;
+}
+
+/** A duration in milliseconds: a whole number from 0 to one day. */
+function parseMillis(name: string, raw: string | undefined, fallback: number, problems: string[]): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 86_400_000) {
+    problems.push(`${name} must be a whole number of milliseconds from 0 to 86400000 (got "${raw}")`);
+    return fallback;
   }
   return n;
 }

@@ -1,5 +1,6 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM } from '@mikro-orm/postgresql';
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { allEntities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
@@ -41,8 +42,8 @@ export async function openDatabase(
 }
 
 /** Connects without touching the schema (`npm run migrate` migrates itself; the service uses openDatabase). */
-export function connectDatabase(databaseUrl: string, logger?: Logger): Promise<Orm> {
-  return MikroORM.init({
+export async function connectDatabase(databaseUrl: string, logger?: Logger): Promise<Orm> {
+  const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     entities: allEntities,
     extensions: [Migrator],
@@ -53,6 +54,8 @@ export function connectDatabase(databaseUrl: string, logger?: Logger): Promise<O
     debug: false,
     logger: (message) => logger?.debug({ orm: true }, message),
   });
+  releaseDeadConnections(await orm.em.getConnection().getNativeClient());
+  return orm;
 }
 
 // One lock id shared by every instance and by `npm run migrate`; hashtext() keeps its origin readable.
@@ -74,4 +77,28 @@ export async function migrateDatabase(orm: Orm, logger?: Logger): Promise<string
   const names = applied.map((m) => m.name);
   if (names.length > 0) logger?.info({ migrations: names }, 'applied migrations');
   return names;
+}
+
+/**
+ * A pooled connection that dies while checked out (PostgreSQL restarting, a failover) inside a transaction
+ * is never given back: Kysely releases a transaction's connection only after a successful COMMIT or
+ * ROLLBACK, and on a dead connection both fail. Each outage would leak the connections of the transactions
+ * in flight, until the pool has none left and every request waits for ever (and closing the pool hangs).
+ * So a connection that ends while checked out is released here, with an error so the pool drops it; the
+ * holder's own release later, if any, does nothing.
+ */
+function releaseDeadConnections(pool: Pool): void {
+  const checkedOut = new WeakSet<PoolClient>();
+  const watched = new WeakSet<PoolClient>();
+  pool.on('release', (_error, client) => checkedOut.delete(client));
+  pool.on('acquire', (client) => {
+    checkedOut.add(client);
+    if (watched.has(client)) return;
+    watched.add(client);
+    client.once('end', () => {
+      if (!checkedOut.has(client)) return;
+      client.release(new Error('connection ended while checked out'));
+      client.release = () => {};
+    });
+  });
 }

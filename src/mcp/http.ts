@@ -137,19 +137,8 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   // Express 5 passes rejected promises of async handlers on to the error handlers.
   router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, checkScopes, handle);
 
-  // A body that is not JSON is a JSON-RPC parse error, as the transport would report it.
-  router.use(MCP_PATH, (error: { type?: string }, _req: Request, res: Response, next: NextFunction) => {
-    if (error?.type !== 'entity.parse.failed' && error?.type !== 'entity.too.large') return next(error);
-    const tooLarge = error.type === 'entity.too.large';
-    res.status(tooLarge ? 413 : 400).json({
-      jsonrpc: '2.0',
-      error: {
-        code: tooLarge ? -32000 : -32700,
-        message: tooLarge ? 'Request body too large' : 'Parse error',
-      },
-      id: null,
-    });
-  });
+  // A body the parser refuses (not JSON: a JSON-RPC parse error; too large: 413; a bad charset or
+  // encoding: 415 or 400) is answered as a JSON-RPC error by the app's last error handler (src/http-errors.ts).
   return router;
 }
 

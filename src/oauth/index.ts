@@ -4,6 +4,11 @@ import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from '../db/unavailable.ts';
 import { identityRoutes } from '../identity/routes.ts';
 import { createSessions, type Sessions } from '../identity/sessions.ts';
 import { labelOperation } from '../lib/metrics.ts';
@@ -54,7 +59,7 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
   const sessions = createSessions(ctx.orm, ctx.config.baseUrl);
   const provider = createProvider(ctx, sessions);
   advertiseScopes(provider);
-  provider.on('server_error', (_koa, error) => ctx.logger.error({ err: error }, 'oauth server error'));
+  answerDatabaseOutages(provider, ctx);
   provider.on('grant.success', (koa) => ctx.metrics.tokenOutcome(koa.oidc.params?.grant_type, 'issued'));
   provider.on('grant.error', (koa, error) =>
     ctx.metrics.tokenOutcome(koa.oidc?.params?.grant_type, 'refused', (error as { error?: string }).error),
@@ -91,10 +96,16 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       );
       app.use(tokensPageRoutes(ctx, sessions, csrf));
 
-      // oidc-provider last, and only for its own paths, so other 404s stay the service's own.
+      // oidc-provider last, and only for its own paths, so other 404s stay the service's own (koa's is a
+      // text/plain "Not Found"). The authorization and registration endpoints have sub-paths (/:uid, /:id).
       const callback = provider.callback();
+      const ownPath = (path: string) =>
+        Object.values(OAUTH_ROUTES).includes(path as never) ||
+        path.startsWith(`${OAUTH_ROUTES.authorization}/`) ||
+        path.startsWith(`${OAUTH_ROUTES.registration}/`) ||
+        path.startsWith('/.well-known/o');
       app.use((req, res, next) => {
-        if (req.path.startsWith('/oauth/') || req.path.startsWith('/.well-known/o')) {
+        if (ownPath(req.path)) {
           labelOperation(res, OAUTH_PATHS.has(req.path) ? `${req.method} ${req.path}` : 'other');
           callback(req, res);
           return;
@@ -108,6 +119,32 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       await limits.close();
     },
   };
+}
+
+/**
+ * oidc-provider answers any error of its storage with 500 server_error. While the database is unreachable
+ * that becomes 503 with Retry-After (and `temporarily_unavailable` in JSON bodies), as on the other doors:
+ * the error is recognised where oidc-provider reports it, and the answer rewritten on the way out.
+ */
+function answerDatabaseOutages(provider: Provider, ctx: ServiceContext): void {
+  provider.on('server_error', (koa, error) => {
+    if (!isDatabaseUnavailable(error)) {
+      ctx.logger.error({ err: error }, 'oauth server error');
+      return;
+    }
+    koa.state.databaseUnavailable = true;
+    ctx.logger.warn({ reason: (error as Error).message, path: koa.path }, 'database unavailable');
+  });
+  provider.use(async (koa, next) => {
+    await next();
+    if (!koa.state.databaseUnavailable || koa.status !== 500) return;
+    koa.status = 503;
+    koa.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    // A JSON error body is replaced; the HTML error page (authorization endpoint) keeps its page.
+    if (koa.body && typeof koa.body === 'object' && !Buffer.isBuffer(koa.body) && !('pipe' in koa.body)) {
+      koa.body = { error: 'temporarily_unavailable', error_description: DATABASE_UNAVAILABLE_DETAIL };
+    }
+  });
 }
 
 /** Builds the authorization server and mounts it at once. */

@@ -37,13 +37,15 @@ export function normalizeRegistration(): RequestHandler[] {
   const parse = express.json({ limit: '56kb' });
   const parseOrOAuthError = (req: Request, res: Response, next: NextFunction) =>
     parse(req, res, (error?: unknown) => {
-      if (error) {
+      // Only a body that is not JSON is bad metadata; too large, a bad charset or encoding are answered
+      // (413, 415, 400) by the app's last error handler, in the same OAuth error format.
+      if ((error as { type?: string } | undefined)?.type === 'entity.parse.failed') {
         res
           .status(400)
           .json({ error: 'invalid_client_metadata', error_description: 'the body must be a JSON object' });
         return;
       }
-      next();
+      next(error);
     });
   const rewrite: RequestHandler = (req, _res, next) => {
     const body = req.body as Record<string, unknown> | undefined;

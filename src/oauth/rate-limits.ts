@@ -103,29 +103,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         keyGenerator: (req) => `${byAddress(req)}|${clientIdOf(req)}`,
       }),
     ],
-    failedAuth: countOnlyFailures(
-      failedAuthStore,
-      byAddress,
-      rateLimit({
-        ...common('failed-auth', LIMITS.failedAuth.perMinute),
-        store: failedAuthStore,
-        keyGenerator: byAddress,
-        skipSuccessfulRequests: true,
-        requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-        // The API and MCP doors speak problem+json, not OAuth error bodies.
-        handler: (_req, res) => {
-          ctx.metrics.rateLimited('failed-auth');
-          const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
-          sendProblem(
-            res,
-            problems.tooManyRequests(
-              `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
-              retryAfter,
-            ),
-          );
-        },
-      }),
-    ),
+    failedAuth: countOnlyFailures(failedAuthStore, byAddress, LIMITS.failedAuth.perMinute, ctx),
     async redisStatus() {
       if (!redis) return undefined;
       // Just after start, or while reconnecting, the connection gets up to a second to be ready.
@@ -147,6 +125,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
       );
     },
     async close() {
+      await failedAuthStore.shutdown?.();
       await redis?.quit().catch(() => redis.disconnect());
     },
   };
@@ -169,20 +148,51 @@ export function clientIdOf(req: Request): string {
 }
 
 /**
- * express-rate-limit's skipSuccessfulRequests takes a hit back only when a response finishes; a request
- * the client abandons (a cancelled call, a benchmark stopping) would stay counted as a failure and lock the
- * address out. An abandoned request is no failed authentication, so its hit is taken back here.
+ * Only failures count: a request is checked against the address's budget when it arrives (without
+ * counting it), and counted when its answer is a 401. express-rate-limit counts every request on arrival
+ * and takes successes back when they finish, so more than `limit` valid requests in flight at once from
+ * one address (every user behind a proxy without TRUST_PROXY) were refused; it cannot count afterwards,
+ * hence this small middleware on the same store.
  */
 function countOnlyFailures(
   store: Store,
   keyOf: (req: Request) => string,
-  limiter: RequestHandler,
+  limit: number,
+  ctx: ServiceContext,
 ): RequestHandler {
+  // A Redis outage must not take the API down: the request goes through and the error is logged.
+  const storeError = (error: unknown) =>
+    ctx.logger.warn({ err: error }, 'failed-authentication limiter store error');
+  const ready = Promise.resolve(store.init?.({ windowMs: WINDOW_MS } as Options)).catch(storeError);
   return (req, res, next) => {
-    res.once('close', () => {
-      if (!res.writableFinished) void store.decrement(keyOf(req));
-    });
-    limiter(req, res, next);
+    const key = keyOf(req);
+    ready
+      .then(() => store.get?.(key))
+      .then(
+        (info) => {
+          if (info && info.totalHits >= limit) {
+            const resetInMs = info.resetTime ? info.resetTime.getTime() - Date.now() : WINDOW_MS;
+            const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
+            ctx.metrics.rateLimited('failed-auth');
+            // The API and MCP doors speak problem+json, not OAuth error bodies.
+            return sendProblem(
+              res,
+              problems.tooManyRequests(
+                `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
+                retryAfter,
+              ),
+            );
+          }
+          res.once('finish', () => {
+            if (res.statusCode === 401) Promise.resolve(store.increment(key)).catch(storeError);
+          });
+          next();
+        },
+        (error) => {
+          storeError(error);
+          next();
+        },
+      );
   };
 }
 

@@ -88,6 +88,39 @@ describe('configuration', () => {
     expect(cookies).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
   });
 
+  it('reads the shutdown and HTTP timeouts, in milliseconds, and refuses bad ones', () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      HTTP_HEADERS_TIMEOUT_MS: '10000',
+      HTTP_REQUEST_TIMEOUT_MS: '30000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+      EMBEDDED_POSTGRES_PORT: '5433',
+    });
+    expect(config.shutdownTimeoutMs).toBe(5000);
+    expect(config.http).toEqual({
+      headersTimeoutMs: 10000,
+      requestTimeoutMs: 30000,
+      keepAliveTimeoutMs: 65000,
+    });
+    expect(config.embeddedPostgresPort).toBe(5433);
+    const defaults = loadConfig({ DATA_DIR: dataDir() });
+    expect(defaults.shutdownTimeoutMs).toBe(20_000);
+    expect(defaults.embeddedPostgresPort).toBe(54329);
+
+    const found = problemsOf({
+      SHUTDOWN_TIMEOUT_MS: '20s',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '-1',
+      EMBEDDED_POSTGRES_PORT: '70000',
+    });
+    expect(found.join('\n')).toMatch(/SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds/);
+    expect(found.join('\n')).toMatch(/HTTP_KEEP_ALIVE_TIMEOUT_MS must be/);
+    expect(found.join('\n')).toMatch(/EMBEDDED_POSTGRES_PORT must be an integer/);
+    expect(problemsOf({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' })).toEqual([
+      'HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS',
+    ]);
+  });
+
   it('refuses a BASE_URL with a path, since it is the OAuth issuer', () => {
     expect(problemsOf({ BASE_URL: 'https://example.com/app' })).toEqual([
       expect.stringMatching(/bare origin/),

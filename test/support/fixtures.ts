@@ -20,7 +20,7 @@ export interface TestUser {
  * token: the bootstrap credential a real user would create on the web page.
  */
 export async function createTestUser(
-  service: TestService,
+  service: Pick<TestService, 'url' | 'database'>,
   handle: string,
   scopes: readonly Scope[] = ALL_SCOPES,
 ): Promise<TestUser> {

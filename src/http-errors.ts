@@ -1,0 +1,181 @@
+// The app's last error handler: whatever error reaches express (a body parser refusing a body, a path
+// that is not valid percent-encoding, a database outage, a bug) is answered in the format of the door it
+// came through, never with express's default HTML page and stack trace:
+//   /api and other non-browser requests: RFC 9457 problem+json;
+//   /mcp: a JSON-RPC error object;
+//   /oauth/* and /.well-known/*: an RFC 6749 error body {error, error_description};
+//   pages asked for by a browser: a short HTML page.
+// Client errors are logged at debug level without a stack; anything else at error level.
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { type Problem, problems, sendProblem } from './api/problem.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from './db/unavailable.ts';
+import type { Logger } from './lib/logger.ts';
+import { html, page } from './oauth/html.ts';
+
+type Door = 'api' | 'mcp' | 'oauth' | 'web';
+
+export interface HttpFailure {
+  status: number;
+  /** Safe to show the client. */
+  detail: string;
+  /** The body could not be read as JSON (a JSON-RPC parse error on /mcp). */
+  parse?: boolean;
+  headers?: Record<string, string>;
+}
+
+function doorOf(path: string): Door {
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+  if (under('/api')) return 'api';
+  if (under('/mcp')) return 'mcp';
+  if (under('/oauth') || under('/.well-known')) return 'oauth';
+  return 'web';
+}
+
+/** What went wrong, for the client: a 4xx the request caused, a 503 while the database is away, or a 500. */
+export function describeFailure(error: unknown): HttpFailure {
+  if (isDatabaseUnavailable(error)) {
+    return {
+      status: 503,
+      detail: DATABASE_UNAVAILABLE_DETAIL,
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+    };
+  }
+  const e = (error ?? {}) as {
+    status?: unknown;
+    statusCode?: unknown;
+    type?: unknown;
+    expose?: unknown;
+    message?: unknown;
+    code?: unknown;
+    limit?: unknown;
+    charset?: unknown;
+    encoding?: unknown;
+  };
+  // express's router marks an undecodable path parameter with status 400; other decoders throw a bare URIError.
+  if (error instanceof URIError) return { status: 400, detail: 'The path is not valid percent-encoding.' };
+  const status = Number(e.status ?? e.statusCode);
+  if (!Number.isInteger(status) || status < 400 || status > 499) {
+    return { status: 500, detail: 'Something went wrong on our side.' };
+  }
+  // Errors of body-parser (raw-body, http-errors), by their `type`.
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return { status: 400, detail: 'The body is not valid JSON.', parse: true };
+    case 'entity.too.large':
+      return {
+        status: 413,
+        detail: `The body is larger than ${typeof e.limit === 'number' ? formatBytes(e.limit) : 'the limit'}.`,
+      };
+    case 'parameters.too.many':
+      return { status: 413, detail: 'The body has too many parameters.' };
+    case 'charset.unsupported':
+      return {
+        status: 415,
+        detail: `The charset ${JSON.stringify(String(e.charset ?? '')).toUpperCase()} is not supported; send UTF-8.`,
+      };
+    case 'encoding.unsupported':
+      return {
+        status: 415,
+        detail: `The Content-Encoding ${JSON.stringify(String(e.encoding ?? ''))} is not supported; send identity, gzip, deflate or br.`,
+      };
+    case 'request.aborted':
+      return { status: 400, detail: 'The request body ended before its Content-Length.' };
+    case 'request.size.invalid':
+      return { status: 400, detail: 'The body does not match its Content-Length.' };
+  }
+  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
+    return { status: 400, detail: 'The body could not be decoded with its Content-Encoding.' };
+  }
+  if (typeof e.message === 'string' && e.message.startsWith('Failed to decode param')) {
+    return { status: 400, detail: 'The path is not valid percent-encoding.' };
+  }
+  return {
+    status,
+    detail: e.expose === true && typeof e.message === 'string' ? e.message : 'The request is not valid.',
+  };
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} kB`;
+  return `${bytes} bytes`;
+}
+
+/** The failure as a problem (RFC 9457), for the API and for non-browser clients elsewhere. */
+export function failureProblem(failure: HttpFailure): Problem {
+  switch (failure.status) {
+    case 413:
+      return problems.payloadTooLarge(failure.detail);
+    case 415:
+      return problems.unsupportedMediaType(failure.detail);
+    case 500:
+      return problems.internal();
+    case 503:
+      return problems.serviceUnavailable(failure.detail, DATABASE_RETRY_AFTER_SECONDS);
+    default:
+      return problems.badRequest(failure.detail, failure.parse ? '/body' : undefined);
+  }
+}
+
+/** The RFC 6749 error code that fits a status: the OAuth endpoints' own vocabulary. */
+export function oauthErrorCode(status: number): string {
+  if (status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+const JSON_RPC = { parse: -32700, invalidRequest: -32600, internal: -32603, unavailable: -32000 } as const;
+
+function send(door: Door, req: Request, res: Response, failure: HttpFailure): void {
+  for (const [name, value] of Object.entries(failure.headers ?? {})) res.setHeader(name, value);
+  res.status(failure.status);
+  if (door === 'mcp') {
+    const code = failure.parse
+      ? JSON_RPC.parse
+      : failure.status === 503
+        ? JSON_RPC.unavailable
+        : failure.status >= 500
+          ? JSON_RPC.internal
+          : JSON_RPC.invalidRequest;
+    res.json({ jsonrpc: '2.0', error: { code, message: failure.detail }, id: null });
+    return;
+  }
+  if (door === 'oauth') {
+    res.json({ error: oauthErrorCode(failure.status), error_description: failure.detail });
+    return;
+  }
+  if (door === 'web' && req.accepts(['application/json', 'text/html']) === 'text/html') {
+    res.type('html').send(
+      page(
+        'Error',
+        html`<h1>${failure.status === 503 ? 'Unavailable' : 'Error'}</h1><p>${failure.detail}</p>
+<p><a href="/">Go to the start page</a></p>`,
+      ),
+    );
+    return;
+  }
+  sendProblem(res, failureProblem(failure));
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const failure = describeFailure(error);
+    const where = { method: req.method, path: req.path, requestId: String(req.id ?? '') };
+    if (failure.status >= 500 && failure.status !== 503)
+      logger.error({ err: error, ...where }, 'request failed');
+    else if (failure.status === 503)
+      logger.warn({ ...where, reason: String((error as Error)?.message ?? '') }, 'database unavailable');
+    else logger.debug({ ...where, status: failure.status, detail: failure.detail }, 'client error');
+    // An answer already on its way cannot be replaced: end the connection, as express would (without
+    // printing the stack to stderr as its default handler does).
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    send(doorOf(req.path), req, res, failure);
+  };
+}

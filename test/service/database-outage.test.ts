@@ -1,0 +1,180 @@
+// PostgreSQL going away under a running service (a restart, a failover): while it is down every door
+// answers 503 with Retry-After in its own format (never 500), the service recovers by itself when the
+// database is back, and no write it acknowledged is lost. The PostgreSQL here is the test's own (a second
+// embedded instance), so the test can stop and start it.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { Project } from '../../src/db/entities/index.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { postMcp } from '../mcp/helpers.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let dir: string;
+let pgPort: number;
+let postgres: EmbeddedDatabase;
+let service: TestService;
+let ada: TestUser;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'l10n-outage-'));
+  chmodSync(dir, 0o755); // as root, PostgreSQL runs as its own user, which must enter the folder
+  pgPort = await freePort();
+  postgres = await startEmbeddedPostgres(dir, pgPort);
+  service = await startTestService({}, { database: { url: postgres.url, drop: async () => {} } });
+  ada = await createTestUser(service, 'ada');
+});
+afterAll(async () => {
+  await service?.close();
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const auth = () => ({ authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' });
+
+interface Attempt {
+  handle: string;
+  status: number | 'network error';
+}
+
+/** Creates projects one after another until told to stop, recording every answer. */
+function writeLoop(name: string) {
+  const attempts: Attempt[] = [];
+  let running = true;
+  const done = (async () => {
+    for (let i = 0; running; i++) {
+      const handle = `${name}-${i}`;
+      const status = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+        method: 'POST',
+        headers: auth(),
+        body: JSON.stringify({ handle, name: handle, sourceLocale: 'en' }),
+      }).then(
+        (res) => res.status,
+        () => 'network error' as const,
+      );
+      attempts.push({ handle, status });
+    }
+  })();
+  return {
+    attempts,
+    async stop() {
+      running = false;
+      await done;
+      return attempts;
+    },
+  };
+}
+
+async function until(condition: () => Promise<boolean>, what: string) {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe('a database outage under load', { timeout: 120_000 }, () => {
+  it('answers 503 with Retry-After while PostgreSQL is down, recovers, and loses no acknowledged write', async () => {
+    // An OAuth client registered before the outage, for the token endpoint's answer during it.
+    const registered = await fetch(`${service.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'outage',
+        redirect_uris: ['http://127.0.0.1:9/cb'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+
+    // More writers than the service's pool has connections (10): at the moment PostgreSQL stops, the whole
+    // pool is inside transactions, and each of those connections must come back to the pool afterwards.
+    const writers = Array.from({ length: 12 }, (_, i) => writeLoop(`w${i}`));
+    await until(async () => writers.every((w) => w.attempts.some((a) => a.status === 201)), 'writes before');
+
+    await postgres.stop();
+
+    // REST: problem+json 503 with Retry-After, for reads and writes.
+    const read = await fetch(`${service.url}/api/v1/accounts/ada/projects`, { headers: auth() });
+    expect(read.status).toBe(503);
+    expect(read.headers.get('content-type')).toContain('application/problem+json');
+    expect(Number(read.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await read.json()).toMatchObject({
+      status: 503,
+      type: expect.stringContaining('service-unavailable'),
+    });
+
+    // MCP: the same, as a JSON-RPC error.
+    const mcp = await postMcp(
+      service,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } },
+      { authorization: `Bearer ${ada.token}` },
+    );
+    expect(mcp.status).toBe(503);
+    expect(Number(mcp.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await mcp.json()).error.code).toBe(-32000);
+
+    // OAuth: the token endpoint's own error format.
+    const token = await fetch(`${service.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: 'x'.repeat(43),
+        client_id: clientId,
+      }),
+    });
+    expect(token.status).toBe(503);
+    expect(Number(token.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await token.json()).toMatchObject({ error: 'temporarily_unavailable' });
+
+    // Readiness says so too.
+    expect((await fetch(`${service.url}/readyz`)).status).toBe(503);
+
+    // The writers keep going through the outage; then the database comes back, same data, same port.
+    const during = writers.map((w) => w.attempts.length);
+    await until(
+      async () => writers.every((w, i) => w.attempts.length > (during[i] ?? 0) + 2),
+      'writes during',
+    );
+    postgres = await startEmbeddedPostgres(dir, pgPort);
+
+    // Recovery without restarting the service.
+    await until(
+      async () =>
+        (await fetch(`${service.url}/api/v1/accounts/ada/projects`, { headers: auth() })).status === 200,
+      'recovery',
+    );
+    const after = writers.map((w) => w.attempts.filter((a) => a.status === 201).length);
+    await until(
+      async () =>
+        writers.every((w, i) => w.attempts.filter((a) => a.status === 201).length > (after[i] ?? 0)),
+      'writes after',
+    );
+    const attempts = (await Promise.all(writers.map((w) => w.stop()))).flat();
+
+    // Only "created" and "unavailable": never a 500, never a dropped connection.
+    const statuses = new Set(attempts.map((a) => a.status));
+    expect([...statuses].sort()).toEqual([201, 503]);
+
+    // Every acknowledged write is in the database.
+    const acknowledged = attempts.filter((a) => a.status === 201).map((a) => a.handle);
+    const orm = await openDatabase(postgres.url);
+    try {
+      const stored = new Set((await orm.em.fork().find(Project, {})).map((p) => p.handle));
+      expect(acknowledged.filter((handle) => !stored.has(handle))).toEqual([]);
+      expect(acknowledged.length).toBeGreaterThan(6);
+    } finally {
+      await orm.close();
+    }
+
+    // No connection was left checked out by the transactions the outage cut off: closing the pool, which
+    // waits for every connection to come back, finishes (it would hang for ever on a leaked one).
+    await service.stop();
+  });
+});
