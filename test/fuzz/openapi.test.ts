@@ -15,6 +15,7 @@ import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { inlineSchema, type JsonSchema, resolveRef } from '../../src/mcp/json-schema.ts';
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
+import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import {
@@ -390,7 +391,11 @@ async function sendMcp(tool: ToolDefinition, request: GeneratedRequest) {
       params: { name: tool.tool.name, arguments: args },
     }),
   });
-  return { status: response.status, text: await response.text(), args };
+  return {
+    status: response.status,
+    text: jsonRpcTextOf(await response.text(), response.headers.get('content-type')),
+    args,
+  };
 }
 
 function checkMcp(
@@ -403,10 +408,15 @@ function checkMcp(
   expect(answer.status, where).toBe(200);
   const message = JSON.parse(answer.text) as {
     result?: { isError?: boolean; content?: { text: string }[]; structuredContent?: Record<string, unknown> };
-    error?: { code: number; message: string };
+    error?: { code: number; message: string; data?: { status: number } };
   };
-  // No JSON-RPC error at all: arguments are an object, the tool exists; anything wrong inside is a tool error.
-  expect(message.error, where).toBeUndefined();
+  // Arguments the tool's schema refuses are the request's fault: invalid params (-32602) carrying the same
+  // problem (400, pointers) the REST door answers; anything else wrong is a tool error. Never -32603.
+  if (message.error) {
+    expect(message.error.code, where).toBe(-32602);
+    expectProblem(op, 400, message.error.data, where);
+    return;
+  }
   const result = message.result!;
   if (result.isError) {
     const problem = JSON.parse(result.content![0]!.text) as { status: number };
@@ -430,8 +440,12 @@ function tally(label: string, status: number) {
 /** The HTTP status a tool result stands for: the problem's, or 200. */
 function mcpStatus(text: string): number {
   try {
-    const result = (JSON.parse(text) as { result?: { isError?: boolean; content?: { text: string }[] } })
-      .result;
+    const message = JSON.parse(text) as {
+      result?: { isError?: boolean; content?: { text: string }[] };
+      error?: { code: number };
+    };
+    if (message.error?.code === -32602) return 400;
+    const result = message.result;
     return result?.isError ? (JSON.parse(result.content![0]!.text) as { status: number }).status : 200;
   } catch {
     return 0;
@@ -516,7 +530,7 @@ describe('MCP envelopes', () => {
           },
           body: toJsonText({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: call }),
         });
-        const text = await response.text();
+        const text = jsonRpcTextOf(await response.text(), response.headers.get('content-type'));
         const where = `${toJsonText(call).slice(0, 300)} -> ${response.status} ${text.slice(0, 300)}`;
         expect(response.status, where).toBeLessThan(500);
         const message = JSON.parse(text) as { error?: { code: number } };

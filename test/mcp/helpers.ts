@@ -129,14 +129,18 @@ export function postModern(
 /** The JSON-RPC message of a response, whether sent as JSON or as one SSE `message` event. */
 // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC answer, read by tests as the shape they expect
 export async function jsonRpcOf(response: Response): Promise<Record<string, any>> {
-  const text = await response.text();
-  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-  const data = text
+  return JSON.parse(jsonRpcTextOf(await response.text(), response.headers.get('content-type')));
+}
+
+/** The JSON text of a response body: the body itself, or the data of its last SSE `message` event. */
+export function jsonRpcTextOf(body: string, contentType: string | null): string {
+  if (!(contentType ?? '').includes('text/event-stream')) return body;
+  const data = body
     .split('\n')
     .filter((line) => line.startsWith('data:'))
     .map((line) => line.slice(5).trim())
     .filter(Boolean);
-  return JSON.parse(data.at(-1)!);
+  return data.at(-1) ?? '';
 }
 
 export { launchChromium } from '../support/environment.ts';
