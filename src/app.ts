@@ -10,8 +10,10 @@ import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
+import { createCsrf } from './oauth/csrf.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
+import { webRoutes } from './web/routes.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -82,6 +84,14 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
   app.use(homeRoutes(ctx.config.baseUrl));
+  app.use(
+    webRoutes({
+      ctx,
+      pipeline: api.pipeline,
+      sessions: oauth.sessions,
+      csrf: createCsrf(ctx.config.cookieKeys),
+    }),
+  );
   oauth.mount(app);
   app.use(notFound);
 

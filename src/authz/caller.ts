@@ -1,11 +1,13 @@
-// Who is calling, as every operation sees it, whichever door (REST or MCP) and credential it came through.
+// Who is calling, as every operation sees it, whichever door (REST, MCP or the web pages) and credential it came through.
 import type { Scope } from './scopes.ts';
 
 export type Credential =
   /** A bearer token created through the API for one account (see account-tokens.ts). */
   | { kind: 'account_token'; tokenId: string; accountId: string }
   /** An OAuth access token issued by our authorization server (see src/oauth). */
-  | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string };
+  | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string }
+  /** A browser session of the web pages (src/identity/sessions.ts): the person's roles, every scope. */
+  | { kind: 'session'; sessionId: string };
 
 export interface Caller {
   userId: string;
@@ -22,4 +24,4 @@ export interface Caller {
 /** Turns a bearer string into a caller, or null when this verifier does not recognise or accept it. */
 export type BearerVerifier = (token: string) => Promise<Caller | null>;
 
-export type Door = 'rest' | 'mcp';
+export type Door = 'rest' | 'mcp' | 'web';

@@ -6,8 +6,6 @@ import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
 import { identityRoutes } from '../identity/routes.ts';
 import { createSessions, type Sessions } from '../identity/sessions.ts';
-import { tokensPageRoutes } from '../web/tokens-page.ts';
-import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
 import { createCsrf } from './csrf.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
@@ -63,7 +61,6 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       app.post(OAUTH_ROUTES.introspection, ...limits.tokenEndpoint('introspect'));
       app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest);
       app.use(interactionRoutes(ctx, provider, csrf, sessions));
-      app.use(appsPageRoutes(ctx, sessions, csrf));
       app.use(
         identityRoutes(ctx, {
           sessions,
@@ -71,7 +68,6 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
           onSignOut: (req, res) => endAuthorizationSession(provider, req, res),
         }),
       );
-      app.use(tokensPageRoutes(ctx, sessions, csrf));
 
       // oidc-provider last, and only for its own paths, so other 404s stay the service's own.
       const callback = provider.callback();
