@@ -11,6 +11,9 @@ import type { Sessions, SignedIn } from '../identity/sessions.ts';
 import type { Csrf } from '../oauth/csrf.ts';
 import { type WebCall, webCaller } from './door.ts';
 
+// The pages' own Content-Security-Policy: nothing inline, nothing from elsewhere, forms to us only.
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 /** CSRF purpose of every form of the web pages; tokens are bound to the browser session's id. */
 export const FORM_CSRF_PURPOSE = 'web-form';
@@ -102,7 +105,7 @@ export function createKit(deps: WebDeps) {
     data: LayoutData & Record<string, unknown>,
     status = 200,
   ) {
-    res.set('Cache-Control', 'no-store');
+    res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': CSP });
     res
       .status(status)
       .type('html')

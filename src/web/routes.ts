@@ -3,9 +3,11 @@
 import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
 import { createKit, type WebDeps } from './kit.ts';
+import { accountSettingsPages } from './pages/account-settings.ts';
 import { organizationPages } from './pages/organizations.ts';
 import { projectPages } from './pages/projects.ts';
 import { settingsPages } from './pages/settings.ts';
+import { voicePages } from './pages/voice.ts';
 
 const ASSETS = fileURLToPath(new URL('./assets', import.meta.url));
 
@@ -17,5 +19,7 @@ export function webRoutes(deps: WebDeps): Router {
   projectPages(router, kit, deps.pipeline);
   organizationPages(router, kit, deps.pipeline, deps.ctx.config.baseUrl);
   settingsPages(router, kit, deps.pipeline, deps.ctx);
+  voicePages(router, kit, deps.pipeline);
+  accountSettingsPages(router, kit, deps.pipeline);
   return router;
 }
