@@ -139,14 +139,15 @@ export function createKit(deps: WebDeps) {
   }
 
   /**
-   * A form POST: parses the body, and answers 403 unless the browser is signed in and the form carries
+   * A form POST: parses the body (URL-encoded unless another parser is given: file uploads), and answers 403 unless the browser is signed in and the form carries
    * this session's CSRF token. Handlers end in a redirect (post/redirect/get) or re-render with errors.
    */
   function action(
     handler: (req: Request, res: Response, pc: PageContext) => Promise<void>,
+    parser: RequestHandler = formBody,
   ): RequestHandler[] {
     return [
-      formBody,
+      parser,
       async (req, res) => {
         const who = await sessions.current(req);
         if (!who || !csrf.verify(FORM_CSRF_PURPOSE, who.sessionId, req.body?.csrf)) {

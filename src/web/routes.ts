@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
 import { createKit, type WebDeps } from './kit.ts';
 import { accountSettingsPages } from './pages/account-settings.ts';
+import { glossaryPages } from './pages/glossary.ts';
 import { organizationPages } from './pages/organizations.ts';
 import { projectPages } from './pages/projects.ts';
 import { settingsPages } from './pages/settings.ts';
@@ -20,6 +21,7 @@ export function webRoutes(deps: WebDeps): Router {
   organizationPages(router, kit, deps.pipeline, deps.ctx.config.baseUrl);
   settingsPages(router, kit, deps.pipeline, deps.ctx);
   voicePages(router, kit, deps.pipeline);
+  glossaryPages(router, kit, deps.pipeline);
   accountSettingsPages(router, kit, deps.pipeline);
   return router;
 }

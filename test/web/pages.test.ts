@@ -1,6 +1,7 @@
 // The web pages in a real browser (Debian's chromium through playwright-core), as two people use them:
 // an admin signs in, creates an organization, invites a second person who accepts in another browser
-// context, creates a project, edits the voice twice and compares the versions, adds a model with an API
+// context, creates a project, edits the voice twice and compares the versions, fills a glossary (by hand
+// and from a 1,000-row CSV, searched, exported, compared), adds a model with an API
 // key that no page ever shows, creates and revokes a token. Every page visited is checked the same way
 // (look()): a Content-Security-Policy without 'unsafe-inline', axe-core with no serious or critical
 // violation, and a screenshot at 390 px and at 1280 px under test/web/screenshots (git-ignored).
@@ -8,6 +9,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
 import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
@@ -237,6 +240,95 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     expect(await member.getByRole('button', { name: 'Save as a new version' }).count()).toBe(0);
     expect(await member.locator('main').textContent()).toContain('not change it');
     await look(member, 'voice-member');
+
+    // The glossary: three entries by hand (one with a bad translation locale first), a 1,000-row CSV
+    // import, a search, an export that matches the import, the history and a diff.
+    await admin.goto(`${service.url}/accounts/${org}/glossary`);
+    await look(admin, 'glossary-empty');
+    const addEntry = async (
+      term: string,
+      translations: string,
+      flags: ('Do not translate' | 'Forbidden in translations')[] = [],
+    ) => {
+      await admin.getByLabel('Term', { exact: true }).fill(term);
+      await admin.getByLabel('Translations', { exact: true }).fill(translations);
+      for (const flag of flags) await admin.getByLabel(flag).check();
+      await admin.getByRole('button', { name: 'Add entry' }).click();
+    };
+    await addEntry('workspace', 'de = Arbeitsbereich\nnot a locale = x');
+    await admin.locator('#f-entry-translations-error').waitFor();
+    expect(await admin.getByLabel('Translations', { exact: true }).inputValue()).toContain(
+      'not a locale = x',
+    );
+    await look(admin, 'glossary-error');
+    await admin
+      .getByLabel('Translations', { exact: true })
+      .fill('de = Arbeitsbereich\nfr = espace de travail');
+    await admin.getByRole('button', { name: 'Add entry' }).click();
+    await admin.getByText('Saved as version 1.').waitFor();
+    await addEntry('Acme Cloud', '', ['Do not translate']);
+    await admin.getByText('Saved as version 2.').waitFor();
+    await addEntry('master', '', ['Forbidden in translations']);
+    await admin.getByText('Saved as version 3.').waitFor();
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['workspace', 'Acme Cloud', 'master']);
+
+    const imported = Array.from({ length: 1000 }, (_, i) => ({
+      term: `term ${String(i).padStart(4, '0')}`,
+      definition: i % 7 === 0 ? `a "quoted", comma definition ${i}` : `definition ${i}`,
+      caseSensitive: String(i % 5 === 0),
+      doNotTranslate: String(i % 10 === 3),
+      forbidden: 'false',
+      de: `Begriff ${i}`,
+      fr: i % 2 === 0 ? `terme ${i}` : '',
+    }));
+    const csv = stringify(imported, { header: true });
+    await admin
+      .locator('#f-import-file')
+      .setInputFiles({ name: 'terms.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await admin.getByLabel('Change note for the import').fill('Terms from the style guide');
+    await admin.getByRole('button', { name: 'Import' }).click();
+    await admin.getByText('Saved as version 4.').waitFor();
+    expect(await admin.getByRole('status').last().textContent()).toContain('1003 of 1003 entries match');
+    await admin.getByLabel('Term or definition').fill('term 042');
+    await admin.getByRole('button', { name: 'Search' }).click();
+    await admin.waitForURL(/q=term\+042/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `term 042${i}`),
+    );
+    await admin.getByLabel('Only').selectOption('doNotTranslate');
+    await admin.getByRole('button', { name: 'Search' }).click();
+    await admin.waitForURL(/flag=doNotTranslate/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['term 0423']);
+    await look(admin, 'glossary-search');
+
+    const exported = await admin.context().request.get(`${service.url}/accounts/${org}/glossary.csv`);
+    expect(exported.headers()['content-type']).toContain('text/csv');
+    const rows = parse(await exported.text(), { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(1003);
+    expect(rows.slice(0, 3).map((r) => r.term)).toEqual(['workspace', 'Acme Cloud', 'master']);
+    expect(rows.slice(3)).toEqual(imported);
+
+    await admin.goto(`${service.url}/accounts/${org}/glossary/history`);
+    expect(await admin.locator('tbody tr').first().textContent()).toContain('Terms from the style guide');
+    await look(admin, 'glossary-history');
+    await admin.getByLabel('Compare version', { exact: true }).selectOption('2');
+    await admin.getByLabel('with version', { exact: true }).selectOption('3');
+    await admin.getByRole('button', { name: 'Show the differences' }).click();
+    await admin.waitForURL(/\/glossary\/diff\?from=2&to=3/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['master']);
+    expect(await admin.locator('tbody').textContent()).toContain('added');
+    await look(admin, 'glossary-diff');
+    // Glossary settings, and the member's read-only view.
+    await admin.goto(`${service.url}/accounts/${org}/glossary?q=workspace`);
+    await admin.getByLabel('Enforcement').selectOption('strict');
+    await admin.getByRole('button', { name: 'Save settings' }).click();
+    await admin.getByText('Glossary settings saved.').waitFor();
+    await look(admin, 'glossary');
+    await member.goto(`${service.url}/accounts/${org}/glossary?q=workspace`);
+    expect(await member.getByRole('button', { name: 'Add entry' }).count()).toBe(0);
+    expect(await member.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    expect(await member.locator('main').textContent()).toContain('Enforcement: strict');
+    await look(member, 'glossary-member');
 
     // A model with an API key: the page says the key is set, and no page ever contains it.
     const apiKey = 'sk-tour-secret-9f8e7d6c5b4a';
