@@ -119,8 +119,8 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     });
     const context = await browser.newContext();
     const page = await context.newPage();
+    // A page of the service sends a person who is not signed in to the sign-in page.
     await page.goto(`${service.url}/settings/tokens`);
-    await page.getByRole('link', { name: 'Sign in' }).click();
     // The enabled providers and the organization sign-in; no development sign-in.
     await page.getByRole('link', { name: 'Sign in with Google' }).waitFor();
     expect(await page.getByRole('link', { name: 'Sign in with GitHub' }).count()).toBe(1);
