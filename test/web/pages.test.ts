@@ -1,19 +1,24 @@
 // The web pages in a real browser (Debian's chromium through playwright-core), as two people use them:
 // an admin signs in, creates an organization, invites a second person who accepts in another browser
-// context, creates a project, edits the voice twice and compares the versions, fills a glossary (by hand
-// and from a 1,000-row CSV, searched, exported, compared), adds a model with an API
-// key that no page ever shows, creates and revokes a token. Every page visited is checked the same way
-// (look()): a Content-Security-Policy without 'unsafe-inline', axe-core with no serious or critical
-// violation, and a screenshot at 390 px and at 1280 px under test/web/screenshots (git-ignored).
-// The member sees no admin controls, and an admin form the member forges gets a 403 and changes nothing.
+// context, creates a project, edits the voice twice and compares the versions, fills a glossary (by
+// hand and from a 1,000-row CSV, searched, exported, compared), adds a model with an API key that no
+// page ever shows, creates and revokes a token, and disconnects an app it connected. Every page visited
+// is checked the same way (look()): a Content-Security-Policy without 'unsafe-inline', axe-core with no
+// serious or critical violation, and a screenshot at 390 px and at 1280 px under test/web/screenshots
+// (git-ignored). The member sees no admin controls, and an admin form the member forges gets a 403 and
+// changes nothing.
+import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
+import * as oauth from 'oauth4webapi';
 import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { register, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
 
@@ -22,13 +27,21 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 
 let service: TestService;
 let browser: Browser;
+/** An agent's loopback callback, for the app the tour connects and disconnects. */
+let listener: Server;
+let redirectUri: string;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
+  listener = createServer((_req, res) => res.end('You can close this window.'));
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
   service = await startOAuthService();
   if (hasChromium) browser = await launchChromium();
 });
 afterAll(async () => {
+  listener?.close();
   await browser?.close();
   await service?.close();
 });
@@ -95,7 +108,7 @@ const count = async (query: string, params: unknown[]) =>
   Number(((await sql(service, query, params)) as { n: string }[])[0]!.n);
 
 describe.skipIf(!hasChromium)('the web pages', () => {
-  it('tours accounts, organizations, members, projects, voice, models and tokens', {
+  it('tours accounts, organizations, members, projects, voice, glossary, models, tokens and apps', {
     timeout: 180_000,
   }, async () => {
     const adminHandle = uniqueHandle('adm');
@@ -358,8 +371,33 @@ describe.skipIf(!hasChromium)('the web pages', () => {
       .toContain('revoked');
     await look(admin, 'tokens');
 
+    // An app connected through OAuth (consent in the same session), then disconnected.
+    const registered = await register(service, {
+      client_name: 'Tour <Agent>',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+    const client = (await registered.json()) as { client_id: string };
+    const authorize = new URL(`${service.url}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+      state: 'tour',
+      scope: 'project:read',
+    }).toString();
+    await admin.goto(authorize.toString());
+    await admin.getByRole('button', { name: 'Approve' }).click();
+    await admin.waitForURL(/\/callback\?/);
     await admin.goto(`${service.url}/settings/apps`);
+    expect(await admin.getByRole('heading', { level: 2 }).allTextContents()).toEqual(['Tour <Agent>']);
     await look(admin, 'apps');
+    await admin.getByRole('button', { name: 'Disconnect Tour <Agent>' }).click();
+    await admin.getByText('No apps are connected to your account.').waitFor();
+    await look(admin, 'apps-none');
     await admin.goto(`${service.url}/settings/profile`);
     await admin.getByLabel('Name').fill('x'.repeat(101));
     await admin.getByRole('button', { name: 'Save profile' }).click();
