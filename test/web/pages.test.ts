@@ -342,6 +342,12 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     expect(await member.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
     expect(await member.locator('main').textContent()).toContain('Enforcement: strict');
     await look(member, 'glossary-member');
+    // What the member may not see answers like something that does not exist.
+    const hidden = await member.goto(`${service.url}/accounts/${adminHandle}/voice`);
+    expect(hidden?.status()).toBe(404);
+    expect(await member.locator('h1').textContent()).toBe('Not found');
+    await look(member, 'not-found');
+    expect((await member.goto(`${service.url}/accounts/${adminHandle}/glossary`))?.status()).toBe(404);
 
     // A model with an API key: the page says the key is set, and no page ever contains it.
     const apiKey = 'sk-tour-secret-9f8e7d6c5b4a';

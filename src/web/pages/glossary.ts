@@ -140,6 +140,10 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     query: Record<string, unknown>,
     extra: Extra = {},
   ) {
+    // The account first: a 404 from getGlossary means "nothing saved yet" only on an account one can see.
+    const acc = await pc.call('getAccount', { params: { account } });
+    if (!isOk(acc)) return kit.problemPage(res, pc, acc);
+    const role = (acc.body as { role: Role | null }).role;
     const loaded = await load(pc, account);
     if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
     const glossary = loaded.glossary;
@@ -156,7 +160,6 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           (flag === 'forbidden' && e.forbidden)),
     );
     const editing = typeof query.edit === 'string' ? entries.find((e) => e.term === query.edit) : undefined;
-    const role = await roleOn(pc, account);
     const settings = await pc.call('getGlossarySettings', { params: { account } });
     kit.render(
       res,

@@ -1,6 +1,5 @@
 // An organization's page: profile and visibility; members with roles (change, remove, leave);
 // invitations (create and copy the link once, revoke); and the page where an invitee accepts.
-// The sign-in provider and verified domains belong here too once their operations exist in openapi.yaml.
 import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';

@@ -72,10 +72,13 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     account: string,
     extra: { status?: number; values?: VoiceValues; fields?: object; form?: string[]; notice?: string } = {},
   ) {
+    // The account first: a 404 from getVoice means "nothing saved yet" only on an account one can see.
+    const acc = await pc.call('getAccount', { params: { account } });
+    if (!isOk(acc)) return kit.problemPage(res, pc, acc);
+    const myRole = (acc.body as { role: Role | null }).role;
     const r = await pc.call('getVoice', { params: { account } });
     if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
     const voice = isOk(r) ? (r.body as Voice) : undefined;
-    const myRole = await role(pc, account);
     kit.render(
       res,
       pc,
