@@ -139,8 +139,9 @@ export function createKit(deps: WebDeps) {
   }
 
   /**
-   * A form POST: parses the body (URL-encoded unless another parser is given: file uploads), and answers 403 unless the browser is signed in and the form carries
-   * this session's CSRF token. Handlers end in a redirect (post/redirect/get) or re-render with errors.
+   * A form POST: parses the body (URL-encoded unless another parser is given: file uploads), and answers
+   * 403 unless the browser is signed in and the form carries this session's CSRF token. Handlers end in a
+   * redirect (post/redirect/get) or re-render with errors.
    */
   function action(
     handler: (req: Request, res: Response, pc: PageContext) => Promise<void>,
@@ -151,18 +152,9 @@ export function createKit(deps: WebDeps) {
       async (req, res) => {
         const who = await sessions.current(req);
         if (!who || !csrf.verify(FORM_CSRF_PURPOSE, who.sessionId, req.body?.csrf)) {
-          res.set('Cache-Control', 'no-store');
-          res
-            .status(403)
-            .type('html')
-            .send(
-              eta.render('problem', {
-                title: 'Not allowed',
-                status: 403,
-                detail:
-                  'This form expired or did not come from this site. Sign in again and retry from the page.',
-              }),
-            );
+          const detail =
+            'This form expired or did not come from this site. Sign in again and retry from the page.';
+          render(res, undefined, 'problem', { title: 'Not allowed', status: 403, detail }, 403);
           return;
         }
         await handler(req, res, await context(req, who));

@@ -171,6 +171,12 @@ describe.skipIf(!hasChromium)('the web pages', () => {
       maxRedirects: 0,
     });
     expect(forgedInvite.status()).toBe(403);
+    const noCsrf = await memberContext.request.post(`${service.url}/orgs/${org}/invitations`, {
+      form: { email: 'mallory@example.com', role: 'admin' },
+      maxRedirects: 0,
+    });
+    expect(noCsrf.status()).toBe(403);
+    expect(noCsrf.headers()['content-security-policy']).toContain("default-src 'none'");
     expect(await forgedInvite.text()).toContain('Not allowed');
     const forgedProfile = await memberContext.request.post(`${service.url}/orgs/${org}`, {
       form: { csrf: memberCsrf, displayName: 'Taken over', visibility: 'public' },
@@ -302,6 +308,19 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await admin.getByRole('button', { name: 'Import' }).click();
     await admin.getByText('Saved as version 4.').waitFor();
     expect(await admin.getByRole('status').last().textContent()).toContain('1003 of 1003 entries match');
+    // A file over the upload limit is refused before anything is read or saved.
+    const importCsrf = await admin.locator('form[enctype] input[name="csrf"]').inputValue();
+    const tooLarge = await admin.context().request.post(`${service.url}/accounts/${org}/glossary/import`, {
+      multipart: {
+        csrf: importCsrf,
+        file: { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.alloc(3 * 1024 * 1024, 'a') },
+      },
+      maxRedirects: 0,
+    });
+    expect(tooLarge.status()).toBe(400);
+    expect(await tooLarge.text()).toContain('larger than 2 MB');
+    await admin.reload();
+    expect(await admin.locator('main').textContent()).toContain('Version 4 · 1003 entries');
     await admin.getByLabel('Term or definition').fill('term 042');
     await admin.getByRole('button', { name: 'Search' }).click();
     await admin.waitForURL(/q=term\+042/);

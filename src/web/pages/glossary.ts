@@ -5,7 +5,7 @@
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { diffWords } from 'diff';
-import type { Response, Router } from 'express';
+import type { RequestHandler, Response, Router } from 'express';
 import multer from 'multer';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
@@ -32,10 +32,20 @@ interface Glossary {
 const SHOWN = 100;
 /** CSV columns besides one per locale. */
 const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
-const upload = multer({
+const multipart = multer({
   storage: multer.memoryStorage(),
   limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
-});
+}).single('file');
+/** The upload's parser; a file too large or a malformed body is a 400, not an error of ours. */
+const upload: RequestHandler = (req, res, next) =>
+  multipart(req, res, (error: unknown) => {
+    if (!error) return next();
+    const detail =
+      error instanceof multer.MulterError && error.code === 'LIMIT_FILE_SIZE'
+        ? 'The file is larger than 2 MB.'
+        : 'The upload could not be read.';
+    res.status(400).type('text/plain').send(detail);
+  });
 
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
@@ -333,7 +343,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           importForm: { fields: { file: [...form, ...lines].slice(0, 20).join(' · ') }, form: [] },
         },
       );
-    }, upload.single('file')),
+    }, upload),
   );
 
   router.get(
