@@ -57,14 +57,35 @@ export type FieldErrors = Record<string, string>;
  * A failed operation's problem as a form sees it: messages by field (the pointer /body/name → "name",
  * /body/entries/3/term → "entries.3.term", /params/x → "x") and the rest as one message for the form.
  */
+/** The schema validator's wording, said for a person filling in a form; other messages pass as they are. */
+const PLAIN: [RegExp, string][] = [
+  [/^must NOT have fewer than 1 characters$/, 'Fill this in.'],
+  [/^must NOT have fewer than (\d+) characters$/, 'Use at least $1 characters.'],
+  [/^must NOT have more than (\d+) characters$/, 'Use at most $1 characters.'],
+  [/^must NOT have fewer than 1 items$/, 'Choose at least one.'],
+  [/^must NOT have more than (\d+) items$/, 'Choose at most $1.'],
+  [/^must be <= (\d+)$/, 'At most $1.'],
+  [/^must be >= (\d+)$/, 'At least $1.'],
+  [/^must be integer$/, 'Enter a whole number.'],
+  [/^must match format "email"$/, 'Enter an e-mail address.'],
+  [/^must match format "uri"$/, 'Enter a full URL, such as https://example.com/v1.'],
+  [/^must match pattern /, 'This is not in the expected form.'],
+  [/^must be equal to one of the allowed values$/, 'Choose one of the offered values.'],
+];
+export const plain = (message: string) => {
+  for (const [pattern, replacement] of PLAIN)
+    if (pattern.test(message)) return message.replace(pattern, replacement);
+  return message;
+};
+
 export function formErrors(response: OperationResponse): { fields: FieldErrors; form: string[] } {
   const body = (response.body ?? {}) as { detail?: string; errors?: { pointer: string; message: string }[] };
   const fields: FieldErrors = {};
   const form: string[] = [];
   for (const issue of body.errors ?? []) {
     const key = issue.pointer.replace(/^\/(body|params|query)\/?/, '').replaceAll('/', '.');
-    if (key === '') form.push(issue.message);
-    else fields[key] ??= issue.message;
+    if (key === '') form.push(plain(issue.message));
+    else fields[key] ??= plain(issue.message);
   }
   if (Object.keys(fields).length === 0 && form.length === 0) form.push(body.detail ?? 'That did not work.');
   return { fields, form };
