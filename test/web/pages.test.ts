@@ -376,8 +376,21 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await admin.getByLabel('API key (optional)').fill(apiKey);
     await admin.getByRole('button', { name: 'Add model' }).click();
     await admin.getByText('Model gpt added.').waitFor();
-    expect(await admin.locator('tbody').textContent()).toContain('set');
+    expect(await admin.locator('tbody td').nth(3).textContent()).toBe('set');
     await look(admin, 'models');
+    // A new key replaces the old one, write-only as well; then the key is removed.
+    const newKey = 'sk-tour-replacement-1a2b3c4d';
+    await admin.getByLabel('New API key for gpt').fill(newKey);
+    await admin.getByLabel('Make it the default').check();
+    await admin.getByRole('button', { name: 'Save gpt' }).click();
+    await admin.getByText('Model gpt saved.').waitFor();
+    expect(await admin.locator('tbody td').nth(4).textContent()).toBe('yes');
+    seen.push(await admin.content());
+    expect(await admin.content()).not.toContain(newKey);
+    await admin.getByLabel('Remove the stored key').check();
+    await admin.getByRole('button', { name: 'Save gpt' }).click();
+    await admin.getByText('Model gpt saved.').waitFor();
+    expect(await admin.locator('tbody td').nth(3).textContent()).toBe('not set');
     await member.goto(`${service.url}/settings/models?account=${org}`);
     expect(await member.getByRole('button', { name: 'Add model' }).count()).toBe(0);
     await look(member, 'models-member');

@@ -88,6 +88,30 @@ export function accountSettingsPages(router: Router, kit: Kit, pipeline: Pipelin
     }),
   );
 
+  // Replace or remove the stored key, or make the model the default; the key itself is never shown.
+  router.post(
+    `${MODELS}/:model`,
+    ...kit.action(async (req, res, pc) => {
+      const account = text(req.body, 'account');
+      const modelHandle = String(req.params.model);
+      const apiKey = text(req.body, 'apiKey');
+      const body = {
+        ...(apiKey ? { apiKey } : {}),
+        ...(text(req.body, 'removeKey') === 'on' ? { apiKey: null } : {}),
+        ...(text(req.body, 'isDefault') === 'on' ? { isDefault: true } : {}),
+      };
+      if (Object.keys(body).length === 0) return res.redirect(303, modelsPath(account, 'Nothing to change.'));
+      const r = await pc.call('updateModel', { params: { account, modelHandle }, body });
+      if (isOk(r)) return res.redirect(303, modelsPath(account, `Model ${modelHandle} saved.`));
+      if (r.status !== 400) return kit.problemPage(res, pc, r);
+      const { fields, form } = formErrors(r);
+      await modelsPage(res, pc, account, {
+        status: 400,
+        form: [...form, ...Object.values(fields).map((m) => `${modelHandle}: ${m}`)],
+      });
+    }),
+  );
+
   router.post(
     `${MODELS}/:model/delete`,
     ...kit.action(async (req, res, pc) => {
