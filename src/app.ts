@@ -16,7 +16,7 @@ import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { assetRoutes } from './web/assets.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
-import { invitationPageRoutes } from './web/invitation-page.ts';
+import { webRoutes } from './web/routes.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -119,7 +119,14 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
   app.use(homeRoutes(ctx.config.baseUrl));
-  app.use(invitationPageRoutes(ctx, api.pipeline, oauth.sessions, oauth.csrf));
+  app.use(
+    webRoutes({
+      ctx,
+      pipeline: api.pipeline,
+      sessions: oauth.sessions,
+      csrf: oauth.csrf,
+    }),
+  );
   oauth.mount(app);
   app.use(notFound);
   app.use(errorHandler(ctx.logger));

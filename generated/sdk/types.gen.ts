@@ -59,6 +59,10 @@ export type ConnectedApp = {
     scopes: Array<string>;
     firstUsedAt: Timestamp;
     lastUsedAt: Timestamp;
+    /**
+     * Live account tokens this app created; disconnecting it revokes them too.
+     */
+    accountTokens: number;
 };
 
 export type ConnectedAppList = {

@@ -83,6 +83,13 @@ export interface Pipeline {
   execute(request: OperationRequest): Promise<OperationResponse>;
   /** The caller a bearer token stands for at this door; null when absent, unknown or not meant for it. */
   authenticate(bearer: string | undefined, door: Door): Promise<Caller | null>;
+  /**
+   * Whether a role may use a scope, by the same policy the pipeline enforces: pages ask it so that they
+   * do not offer what a person cannot do (the operation itself still decides when it runs).
+   */
+  allows(role: Role | null | undefined, scope: string): boolean;
+  /** The policy the pipeline enforces (for the token ceiling's list of what a person may grant). */
+  policy: Policy;
   catalogue: Catalogue;
 }
 
@@ -241,6 +248,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   return {
     catalogue,
     authenticate,
+    policy,
+    allows(role, scope) {
+      const [object, action] = scope.split(':') as [string, string];
+      return role ? policy.allows([role], object, action) : false;
+    },
     async execute(request) {
       try {
         const response = await run(request);

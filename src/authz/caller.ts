@@ -1,4 +1,4 @@
-// Who is calling, as every operation sees it, whichever door (REST or MCP) and credential it came through.
+// Who is calling, as every operation sees it, whichever door (REST, MCP or the web pages) and credential it came through.
 import type { Scope } from './scopes.ts';
 
 export type Credential =
@@ -6,7 +6,7 @@ export type Credential =
   | { kind: 'account_token'; tokenId: string; accountId: string }
   /** An OAuth access token issued by our authorization server (see src/oauth). */
   | { kind: 'oauth'; clientId: string; grantId: string; audience: string; tokenJti: string }
-  /** A signed-in browser (src/identity/sessions.ts) on a page that runs an operation. */
+  /** A browser session of the web pages (src/identity/sessions.ts): the person's roles, every scope. */
   | { kind: 'session'; sessionId: string };
 
 export interface Caller {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { hashToken } from '../authz/account-tokens.ts';
-import { type IInvitation, Invitation, type IOrganization, type OrgRole } from '../db/entities/index.ts';
+import {
+  type IInvitation,
+  Invitation,
+  type IOrganization,
+  Organization,
+  type OrgRole,
+} from '../db/entities/index.ts';
 
 /** How long an invitation can be accepted. */
 export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
@@ -32,4 +38,24 @@ export function issueInvitation(
 /** The status a reader should see: a pending invitation past its expiry is expired, stored or not. */
 export function effectiveStatus(invitation: Pick<IInvitation, 'status' | 'expiresAt'>, now = new Date()) {
   return invitation.status === 'pending' && invitation.expiresAt <= now ? 'expired' : invitation.status;
+}
+
+/**
+ * What an invitation link stands for, shown to the person who opened it before they answer: the
+ * organization, the role and the invited e-mail. Whoever holds the link's secret may see this much; the
+ * answer itself goes through acceptInvitation / declineInvitation, which check the e-mail.
+ */
+export async function describeInvitation(em: EntityManager, token: string) {
+  if (token.length === 0 || token.length > 200) return null;
+  const invitation = await em.findOne(Invitation, { tokenHash: hashToken(token) });
+  if (!invitation) return null;
+  const organization = await em.findOneOrFail(Organization, invitation.organization.id, {
+    populate: ['account'],
+  });
+  return {
+    organization: { handle: organization.account.handle, displayName: organization.account.displayName },
+    role: invitation.role,
+    email: invitation.email,
+    status: effectiveStatus(invitation),
+  };
 }

@@ -39,8 +39,15 @@ const IDENTITIES_CSRF = 'identities';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,}$/i;
 
-/** Where a sign-in may return to: our settings pages, an OAuth sign-in step, an invitation. */
-const NEXT_PREFIXES = ['/settings/', '/oauth/interaction/', '/invitations/'];
+/** Where a sign-in may return to: our pages, an OAuth sign-in step, an invitation. */
+const NEXT_PREFIXES = [
+  '/settings/',
+  '/oauth/interaction/',
+  '/invitations/',
+  '/dashboard',
+  '/accounts/',
+  '/orgs/',
+];
 
 export function safeNext(value: unknown, baseUrl: string): string {
   if (typeof value !== 'string' || /[\\\s]/.test(value) || !NEXT_PREFIXES.some((p) => value.startsWith(p)))

@@ -12,8 +12,6 @@ import {
 import { identityRoutes } from '../identity/routes.ts';
 import { createSessions, type Sessions } from '../identity/sessions.ts';
 import { labelOperation } from '../lib/metrics.ts';
-import { tokensPageRoutes } from '../web/tokens-page.ts';
-import { appsPageRoutes } from './apps-page.ts';
 import { startCleanup } from './cleanup.ts';
 import { type Csrf, createCsrf } from './csrf.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
@@ -86,7 +84,6 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
       app.post(OAUTH_ROUTES.introspection, ...limits.tokenEndpoint('introspect'));
       app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest);
       app.use(interactionRoutes(ctx, provider, csrf, sessions));
-      app.use(appsPageRoutes(ctx, sessions, csrf));
       app.use(
         identityRoutes(ctx, {
           sessions,
@@ -94,7 +91,6 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
           onSignOut: (req, res) => endAuthorizationSession(provider, req, res),
         }),
       );
-      app.use(tokensPageRoutes(ctx, sessions, csrf));
 
       // oidc-provider last, and only for its own paths, so other 404s stay the service's own (koa's is a
       // text/plain "Not Found"). The authorization and registration endpoints have sub-paths (/:uid, /:id).

@@ -1,8 +1,7 @@
-// The pages themselves: sign-in (development), consent, connected apps and errors. Pure functions from
-// data to HTML; routes live in interactions.ts and apps-page.ts.
+// The pages themselves: sign-in (development), consent and errors. Pure functions from
+// data to HTML; routes live in interactions.ts (the web pages of src/web have their own templates).
 import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
 import { type ProviderButton, signInChoices } from '../identity/pages.ts';
-import type { ConnectedApp } from './connected-apps.ts';
 import { type Html, html, page } from './html.ts';
 
 const OBJECT_LABELS: Record<string, string> = {
@@ -174,61 +173,11 @@ export function settingsHeader(current: string, userHandle: string, signoutCsrf:
 </form></nav>`;
 }
 
-/** What a settings page shows to someone who is not signed in. */
-export function notSignedInPage(title: string, next: string): string {
-  return page(
-    title,
-    html`<h1>${title}</h1><p>You are not signed in.</p>
-<p><a class="button primary" href="/signin?next=${encodeURIComponent(next)}">Sign in</a></p>`,
-  );
-}
-
 export function signInAgainPage(signInUrl: string, message: string): string {
   return page(
     'Sign in',
     html`<h1>Sign in</h1><div class="card error" role="alert">${message}</div>
 <p><a class="button primary" href="${signInUrl}">Sign in again</a></p>`,
-  );
-}
-
-export interface AppsView {
-  userHandle: string | null;
-  csrf: string;
-  signoutCsrf?: string;
-  apps: ConnectedApp[];
-  notice?: string;
-}
-
-export const day = (d: Date) => d.toISOString().slice(0, 10);
-
-export function appsPage(view: AppsView): string {
-  if (!view.userHandle) return notSignedInPage('Connected apps', '/settings/apps');
-  const list =
-    view.apps.length === 0
-      ? html`<p>No apps are connected to your account.</p>`
-      : view.apps.map(
-          (app) => html`<section class="card" aria-labelledby="app-${app.clientId}">
-  <h2 id="app-${app.clientId}">${app.clientName ?? app.clientId}</h2>
-  <p class="muted">Connected ${day(app.firstUsedAt)} · last used ${day(app.lastUsedAt)}</p>
-  ${scopeList(app.scopes)}
-  ${
-    app.accountTokens > 0
-      ? html`<p>It created ${app.accountTokens === 1 ? 'an account token' : `${app.accountTokens} account tokens`}; disconnecting revokes ${app.accountTokens === 1 ? 'it' : 'them'} too.</p>`
-      : html``
-  }
-  <form method="post" action="/settings/apps/${encodeURIComponent(app.clientId)}/revoke">
-    <input type="hidden" name="csrf" value="${view.csrf}">
-    <div class="actions"><button type="submit" class="danger">Disconnect ${app.clientName ?? app.clientId}</button></div>
-  </form>
-</section>`,
-        );
-  return page(
-    'Connected apps',
-    html`${settingsHeader('/settings/apps', view.userHandle, view.signoutCsrf ?? '')}
-<h1>Connected apps</h1>
-<p>Signed in as <strong>@${view.userHandle}</strong>. These apps can act on your account within the access you gave them.</p>
-${view.notice ? html`<div class="card" role="status">${view.notice}</div>` : html``}
-${list}`,
   );
 }
 

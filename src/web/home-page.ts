@@ -53,8 +53,9 @@ function homePage(baseUrl: string): string {
 permission model, reachable from a browser, from code and from coding agents.</p>
 
 <h2>In a browser</h2>
-<p><a href="/settings/tokens">Account tokens</a> for scripts and CI, and
-<a href="/settings/apps">connected apps</a> you have allowed in. You sign in from either page.</p>
+<p>The <a href="/dashboard">Dashboard</a>: your accounts and organizations, their members, projects, voice,
+glossary and models; <a href="/settings/tokens">account tokens</a> for scripts and CI, and
+<a href="/settings/apps">connected apps</a> you have allowed in. Any of them asks you to sign in first.</p>
 
 <h2>For coding agents (MCP)</h2>
 <p>Add this server to your agent; it signs you in through this service and asks what it may do.</p>

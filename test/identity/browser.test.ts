@@ -126,8 +126,8 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     });
     const context = await browser.newContext();
     const page = await context.newPage();
+    // A page of the service sends a person who is not signed in to the sign-in page.
     await page.goto(`${service.url}/settings/tokens`);
-    await page.getByRole('link', { name: 'Sign in' }).click();
     // The enabled providers and the organization sign-in; no development sign-in.
     await page.getByRole('link', { name: 'Sign in with Google' }).waitFor();
     expect(await page.getByRole('link', { name: 'Sign in with GitHub' }).count()).toBe(1);
@@ -249,8 +249,9 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     expect(text).toContain(`@${org}`);
     expect(text).toContain('admin');
     await page.getByRole('button', { name: 'Accept' }).click();
-    await page.getByRole('status').waitFor();
-    expect(await page.locator('h1').textContent()).toContain('You joined');
+    // Accepted: the organization's page, with a welcome.
+    await page.waitForURL(new RegExp(`/orgs/${org}`));
+    expect(await page.locator('main').textContent()).toContain(`Welcome to @${org}`);
     const members = await sdk.listMembers({ client: admin.client, path: { org } });
     expect(members.data!.items.map((m: { user: string; role: string }) => [m.user, m.role])).toContainEqual([
       login.toLowerCase().replace(/_/g, '-'),

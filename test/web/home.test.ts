@@ -32,9 +32,10 @@ describe.skipIf(!hasChromium)('start page in a browser', () => {
     await page.screenshot({ path: join(tmpdir(), 'home.png'), fullPage: true });
 
     expect(await page.getByRole('link', { name: 'openapi.yaml' }).getAttribute('href')).toBe('/openapi.yaml');
-    await page.getByRole('link', { name: 'Account tokens' }).click();
-    await page.waitForURL(`${service.url}/settings/tokens`);
-    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    // Not signed in: the sign-in page, which comes back to the dashboard.
+    await page.waitForURL(`${service.url}/signin?next=${encodeURIComponent('/dashboard')}`);
+    expect(await page.locator('h1').textContent()).toContain('Sign in');
     await page.close();
   });
 

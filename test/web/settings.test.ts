@@ -53,10 +53,9 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     });
     const page = await context.newPage();
     await page.goto(`${service.url}/settings/tokens`);
-    expect(await page.locator('main').textContent()).toContain('You are not signed in');
-    await page.getByRole('link', { name: 'Sign in' }).click();
 
-    // The sign-in page (development sign-in here), then straight back: no OAuth client, no consent.
+    // Not signed in: the sign-in page (development sign-in here), then straight back: no OAuth client,
+    // no consent.
     await expect.poll(() => page.title()).toContain('Sign in');
     expect(await page.locator('h1').textContent()).toContain('Sign in to the localization service');
     const handle = uniqueHandle('set');
@@ -134,7 +133,7 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     await page.waitForURL(`${service.url}/signin`);
     expect(await page.locator('h1').textContent()).toContain('Sign in to the localization service');
     await page.goto(`${service.url}/settings/tokens`);
-    expect(await page.locator('main').textContent()).toContain('You are not signed in');
+    expect(page.url()).toBe(`${service.url}/signin?next=${encodeURIComponent('/settings/tokens')}`);
     await context.close();
   });
 
@@ -173,12 +172,16 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     const beyond = await post({ name: 'x', scopes: 'members:write', expiresInDays: '5' });
     expect(beyond.status()).toBe(403);
     expect(await beyond.text()).toContain('members:write');
+    // The operation's own validation, each problem next to its field (from the problem's pointers), with
+    // what was typed kept.
     const bad = await post({ name: ' ', expiresInDays: '400' });
     expect(bad.status()).toBe(400);
-    const text = await bad.text();
-    expect(text).toContain('Give the token a name');
-    expect(text).toContain('Choose at least one scope');
-    expect(text).toContain('from 1 to 366');
+    await page.setContent(await bad.text());
+    expect(await page.locator('#f-token-name-error').textContent()).toBe('Fill this in.');
+    expect(await page.locator('#scopes-error').textContent()).toBe('Choose at least one.');
+    expect(await page.locator('#f-token-days-error').textContent()).toBe('At most 366.');
+    expect(await page.getByLabel('Expires after (days)').inputValue()).toBe('400');
+    expect(await page.getByLabel('Expires after (days)').getAttribute('aria-invalid')).toBe('true');
     await context.close();
   });
 

@@ -15,6 +15,7 @@ export const appHandlers: Record<string, OperationHandler> = {
           scopes: app.scopes,
           firstUsedAt: app.firstUsedAt.toISOString(),
           lastUsedAt: app.lastUsedAt.toISOString(),
+          accountTokens: app.accountTokens,
         })),
       },
     };

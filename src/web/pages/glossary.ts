@@ -1,0 +1,440 @@
+// An account's glossary: a table with search and filters, add, edit and remove one entry, CSV import and
+// export (csv-parse / csv-stringify), history and a diff of two versions, and the glossary settings.
+// The glossary is saved whole (saveGlossary), so every change here is the current version with one
+// change applied, saved as a new version with a change note and If-Match on the version it started from.
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { diffWords } from 'diff';
+import type { RequestHandler, Response, Router } from 'express';
+import multer from 'multer';
+import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
+import type { Role } from '../../authz/policy.ts';
+import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+
+export interface Entry {
+  term: string;
+  definition: string;
+  caseSensitive: boolean;
+  doNotTranslate: boolean;
+  forbidden: boolean;
+  translations: Record<string, string>;
+}
+interface Glossary {
+  version: number;
+  etag: string;
+  changeNote: string;
+  author: string | null;
+  createdAt: string;
+  entries: Entry[];
+}
+
+/** Rows shown at once; search and filters narrow a large glossary down. */
+const SHOWN = 100;
+/** CSV columns besides one per locale. */
+const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
+const multipart = multer({
+  storage: multer.memoryStorage(),
+  limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
+}).single('file');
+/** The upload's parser; a file too large or a malformed body is a 400, not an error of ours. */
+const upload: RequestHandler = (req, res, next) =>
+  multipart(req, res, (error: unknown) => {
+    if (!error) return next();
+    const detail =
+      error instanceof multer.MulterError && error.code === 'LIMIT_FILE_SIZE'
+        ? 'The file is larger than 2 MB.'
+        : 'The upload could not be read.';
+    res.status(400).type('text/plain').send(detail);
+  });
+
+const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
+
+/** The entries as CSV: the fixed columns, then one column per locale in use, sorted. */
+export function toCsv(entries: Entry[]): string {
+  const locales = [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort();
+  return stringify(
+    entries.map((e) => [
+      e.term,
+      e.definition,
+      String(e.caseSensitive),
+      String(e.doNotTranslate),
+      String(e.forbidden),
+      ...locales.map((l) => e.translations[l] ?? ''),
+    ]),
+    { header: true, columns: [...FIXED, ...locales] },
+  );
+}
+
+/** CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). */
+export function fromCsv(data: Buffer | string): Entry[] {
+  const rows = parse(data, { columns: true, skip_empty_lines: true, bom: true, trim: true }) as Record<
+    string,
+    string
+  >[];
+  return rows.map((row) => ({
+    term: row.term ?? '',
+    definition: row.definition ?? '',
+    caseSensitive: truthy(row.caseSensitive),
+    doNotTranslate: truthy(row.doNotTranslate),
+    forbidden: truthy(row.forbidden),
+    translations: Object.fromEntries(
+      Object.entries(row).filter(
+        ([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '',
+      ),
+    ),
+  }));
+}
+
+/** "de = Arbeitsbereich" lines ↔ translations. */
+const translationsText = (t: Record<string, string>) =>
+  Object.entries(t)
+    .map(([locale, value]) => `${locale} = ${value}`)
+    .join('\n');
+function parseTranslations(value: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of value.split(/\r?\n/)) {
+    const at = line.indexOf('=');
+    if (at > 0) out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+    else if (line.trim() !== '') out[line.trim()] = '';
+  }
+  return out;
+}
+
+const entryText = (e: Entry | undefined) =>
+  e
+    ? [
+        e.definition,
+        [
+          e.caseSensitive && 'case-sensitive',
+          e.doNotTranslate && 'do not translate',
+          e.forbidden && 'forbidden',
+        ]
+          .filter(Boolean)
+          .join(', '),
+        translationsText(e.translations),
+      ]
+        .filter(Boolean)
+        .join('\n')
+    : '';
+
+export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): void {
+  const base = (account: string) => pathOf('accounts', account, 'glossary');
+  const crumbs = (account: string, last: { label: string; href?: string }[]) => [
+    { href: '/dashboard', label: 'Dashboard' },
+    { href: pathOf('accounts', account), label: `@${account}` },
+    ...last,
+  ];
+
+  async function load(pc: PageContext, account: string, version?: string) {
+    const r = await pc.call('getGlossary', { params: { account }, query: version ? { version } : {} });
+    if (r.status === 404 && !version) return { glossary: undefined };
+    return isOk(r) ? { glossary: r.body as Glossary } : { failed: r };
+  }
+
+  async function roleOn(pc: PageContext, account: string): Promise<Role | null> {
+    const r = await pc.call('getAccount', { params: { account } });
+    return isOk(r) ? (r.body as { role: Role | null }).role : null;
+  }
+
+  interface Extra {
+    status?: number;
+    entry?: object;
+    importForm?: object;
+    notice?: string;
+  }
+
+  async function glossaryPage(
+    res: Response,
+    pc: PageContext,
+    account: string,
+    query: Record<string, unknown>,
+    extra: Extra = {},
+  ) {
+    // The account first: a 404 from getGlossary means "nothing saved yet" only on an account one can see.
+    const acc = await pc.call('getAccount', { params: { account } });
+    if (!isOk(acc)) return kit.problemPage(res, pc, acc);
+    const role = (acc.body as { role: Role | null }).role;
+    const loaded = await load(pc, account);
+    if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+    const glossary = loaded.glossary;
+    const entries = glossary?.entries ?? [];
+    const q = typeof query.q === 'string' ? query.q.trim().toLowerCase() : '';
+    const locale = typeof query.locale === 'string' ? query.locale.trim() : '';
+    const flag = typeof query.flag === 'string' ? query.flag : '';
+    const matches = entries.filter(
+      (e) =>
+        (q === '' || e.term.toLowerCase().includes(q) || e.definition.toLowerCase().includes(q)) &&
+        (locale === '' || locale in e.translations) &&
+        (flag === '' ||
+          (flag === 'doNotTranslate' && e.doNotTranslate) ||
+          (flag === 'forbidden' && e.forbidden)),
+    );
+    const editing = typeof query.edit === 'string' ? entries.find((e) => e.term === query.edit) : undefined;
+    const settings = await pc.call('getGlossarySettings', { params: { account } });
+    kit.render(
+      res,
+      pc,
+      'glossary',
+      {
+        title: 'Glossary',
+        section: 'dashboard',
+        crumbs: crumbs(account, [{ label: 'Glossary' }]),
+        acting: { handle: account, role },
+        notice: extra.notice,
+        account,
+        glossary,
+        total: entries.length,
+        matches: matches.length,
+        rows: matches.slice(0, SHOWN),
+        shown: SHOWN,
+        filter: { q: typeof query.q === 'string' ? query.q : '', locale, flag },
+        locales: [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort(),
+        canEdit: pipeline.allows(role, 'glossary:write'),
+        canAdmin: pipeline.allows(role, 'glossary:admin'),
+        settings: isOk(settings) ? settings.body : undefined,
+        entry: extra.entry ?? {
+          values: editing
+            ? { ...editing, original: editing.term, translations: translationsText(editing.translations) }
+            : { term: '', definition: '', translations: '', original: '' },
+          fields: {},
+          form: [],
+        },
+        importForm: extra.importForm ?? { fields: {}, form: [] },
+      },
+      extra.status,
+    );
+  }
+
+  router.get(
+    '/accounts/:account/glossary',
+    kit.page(async (req, res, pc) => {
+      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
+      await glossaryPage(res, pc, String(req.params.account), req.query, { notice });
+    }),
+  );
+
+  /** Saves `entries` as the next version on top of the one the form was built from. */
+  function save(pc: PageContext, account: string, entries: Entry[], etag: string, changeNote: string) {
+    return pc.call('saveGlossary', {
+      params: { account },
+      ifMatch: etag || undefined,
+      body: { entries, ...(changeNote ? { changeNote } : {}) },
+    });
+  }
+
+  const saved = (res: Response, account: string, r: OperationResponse) =>
+    res.redirect(
+      303,
+      `${base(account)}?notice=${encodeURIComponent(`Saved as version ${(r.body as Glossary).version}.`)}`,
+    );
+  const stale =
+    'Someone saved a newer version of the glossary meanwhile; nothing was changed. Reload and try again.';
+
+  router.post(
+    '/accounts/:account/glossary/entries',
+    ...kit.action(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const values = {
+        original: text(req.body, 'original'),
+        term: text(req.body, 'term'),
+        definition: text(req.body, 'definition'),
+        translations: text(req.body, 'translations'),
+        caseSensitive: text(req.body, 'caseSensitive') === 'on',
+        doNotTranslate: text(req.body, 'doNotTranslate') === 'on',
+        forbidden: text(req.body, 'forbidden') === 'on',
+        changeNote: text(req.body, 'changeNote'),
+      };
+      const loaded = await load(pc, account);
+      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+      const entries = [...(loaded.glossary?.entries ?? [])];
+      const entry: Entry = {
+        term: values.term.trim(),
+        definition: values.definition,
+        caseSensitive: values.caseSensitive,
+        doNotTranslate: values.doNotTranslate,
+        forbidden: values.forbidden,
+        translations: parseTranslations(values.translations),
+      };
+      const at = entries.findIndex((e) => e.term === (values.original || entry.term));
+      const index = at >= 0 ? at : entries.length;
+      entries[index] = entry;
+      const note = values.changeNote || `${at >= 0 ? 'Edit' : 'Add'} ${entry.term}`;
+      const r = await save(pc, account, entries, text(req.body, 'etag'), note);
+      if (isOk(r)) return saved(res, account, r);
+      if (r.status === 412)
+        return glossaryPage(
+          res,
+          pc,
+          account,
+          {},
+          { status: 412, entry: { values, fields: {}, form: [stale] } },
+        );
+      if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
+      // Problems of this entry point at /body/entries/<index>/<field>: show them next to its fields.
+      const { fields, form } = formErrors(r);
+      const own = Object.fromEntries(
+        Object.entries(fields)
+          .filter(([k]) => k.startsWith(`entries.${index}.`))
+          .map(([k, v]) => [k.slice(`entries.${index}.`.length), v]),
+      );
+      await glossaryPage(res, pc, account, {}, { status: r.status, entry: { values, fields: own, form } });
+    }),
+  );
+
+  router.post(
+    '/accounts/:account/glossary/entries/remove',
+    ...kit.action(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const term = text(req.body, 'term');
+      const loaded = await load(pc, account);
+      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+      const entries = (loaded.glossary?.entries ?? []).filter((e) => e.term !== term);
+      const r = await save(pc, account, entries, text(req.body, 'etag'), `Remove ${term}`);
+      if (isOk(r)) return saved(res, account, r);
+      if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
+      return kit.problemPage(res, pc, r);
+    }),
+  );
+
+  router.post(
+    '/accounts/:account/glossary/import',
+    ...kit.action(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const file = (req as { file?: { buffer: Buffer } }).file;
+      const failed = (status: number, message: string) =>
+        glossaryPage(res, pc, account, {}, { status, importForm: { fields: { file: message }, form: [] } });
+      if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
+      let rows: Entry[];
+      try {
+        rows = fromCsv(file.buffer);
+      } catch (error) {
+        return failed(400, `This is not a CSV file we can read: ${(error as Error).message}`);
+      }
+      const loaded = await load(pc, account);
+      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+      // Merged by term: a row replaces the entry with its term, other rows are added at the end.
+      const entries = [...(loaded.glossary?.entries ?? [])];
+      const position = new Map(entries.map((e, i) => [e.term, i]));
+      const lineOf = new Map<number, number>();
+      rows.forEach((row, i) => {
+        const at = position.get(row.term) ?? entries.length;
+        entries[at] = row;
+        position.set(row.term, at);
+        lineOf.set(at, i + 2); // line 1 is the header
+      });
+      const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
+      const r = await save(pc, account, entries, text(req.body, 'etag'), note);
+      if (isOk(r)) return saved(res, account, r);
+      if (r.status === 412) return failed(412, stale);
+      if (r.status !== 400) return kit.problemPage(res, pc, r);
+      const { fields, form } = formErrors(r);
+      const lines = Object.entries(fields).map(([key, message]) => {
+        const [, index, column] = /^entries\.(\d+)\.?(\w*)/.exec(key) ?? [];
+        const line = lineOf.get(Number(index));
+        return line ? `Line ${line}${column ? `, ${column}` : ''}: ${message}` : message;
+      });
+      await glossaryPage(
+        res,
+        pc,
+        account,
+        {},
+        {
+          status: 400,
+          importForm: { fields: { file: [...form, ...lines].slice(0, 20).join(' · ') }, form: [] },
+        },
+      );
+    }, upload),
+  );
+
+  router.get(
+    '/accounts/:account/glossary.csv',
+    kit.page(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const loaded = await load(pc, account);
+      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+      res
+        .type('text/csv')
+        .set('Content-Disposition', `attachment; filename="${account}-glossary.csv"`)
+        .set('Cache-Control', 'no-store')
+        .send(toCsv(loaded.glossary?.entries ?? []));
+    }),
+  );
+
+  router.post(
+    '/accounts/:account/glossary/settings',
+    ...kit.action(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const r = await pc.call('updateGlossarySettings', {
+        params: { account },
+        ifMatch: text(req.body, 'etag') || undefined,
+        body: { enforcementMode: text(req.body, 'enforcementMode') },
+      });
+      if (isOk(r))
+        return res.redirect(303, `${base(account)}?notice=${encodeURIComponent('Glossary settings saved.')}`);
+      if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
+      return kit.problemPage(res, pc, r);
+    }),
+  );
+
+  router.get(
+    '/accounts/:account/glossary/history',
+    kit.page(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const r = await pc.call('listGlossaryVersions', { params: { account }, query: { limit: 100 } });
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      const versions = (r.body as { items: { version: number }[] }).items.toReversed();
+      kit.render(res, pc, 'glossary-history', {
+        title: 'Glossary history',
+        section: 'dashboard',
+        crumbs: crumbs(account, [{ href: base(account), label: 'Glossary' }, { label: 'History' }]),
+        acting: { handle: account, role: await roleOn(pc, account) },
+        account,
+        versions,
+        from: versions[1]?.version,
+        to: versions[0]?.version,
+      });
+    }),
+  );
+
+  router.get(
+    '/accounts/:account/glossary/diff',
+    kit.page(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const [from, to] = [req.query.from, req.query.to].map((v) => (typeof v === 'string' ? v : ''));
+      const [a, b] = await Promise.all([load(pc, account, from || '0'), load(pc, account, to || '0')]);
+      if (a.failed || !a.glossary) return kit.problemPage(res, pc, a.failed ?? { status: 404 });
+      if (b.failed || !b.glossary) return kit.problemPage(res, pc, b.failed ?? { status: 404 });
+      const older = new Map(a.glossary.entries.map((e) => [e.term, e]));
+      const newer = new Map(b.glossary.entries.map((e) => [e.term, e]));
+      const terms = [...new Set([...older.keys(), ...newer.keys()])];
+      const rows = terms
+        .map((term) => {
+          const [was, now] = [entryText(older.get(term)), entryText(newer.get(term))];
+          const change = !older.has(term)
+            ? 'added'
+            : !newer.has(term)
+              ? 'removed'
+              : was === now
+                ? ''
+                : 'changed';
+          return { term, change, parts: diffWords(was, now) };
+        })
+        .filter((row) => row.change !== '');
+      kit.render(res, pc, 'glossary-diff', {
+        title: `Glossary: version ${a.glossary.version} and ${b.glossary.version}`,
+        section: 'dashboard',
+        crumbs: crumbs(account, [
+          { href: base(account), label: 'Glossary' },
+          { href: `${base(account)}/history`, label: 'History' },
+          { label: 'Diff' },
+        ]),
+        acting: { handle: account, role: await roleOn(pc, account) },
+        account,
+        older: a.glossary,
+        newer: b.glossary,
+        rows: rows.slice(0, 500),
+        changed: rows.length,
+      });
+    }),
+  );
+}

@@ -1,0 +1,213 @@
+// An organization's page: profile and visibility; members with roles (change, remove, leave);
+// invitations (create and copy the link once, revoke); and the page where an invitee accepts.
+import type { Response, Router } from 'express';
+import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
+import type { Orm } from '../../db/orm.ts';
+import { describeInvitation } from '../../domain/invitations.ts';
+import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+
+interface Organization {
+  handle: string;
+  displayName: string;
+  visibility: 'private' | 'public';
+  role: 'admin' | 'member' | null;
+}
+
+const PAGE = { limit: 100 };
+/** The invitation link: opened in a browser, it shows what the invitation is and asks for an answer. */
+export const INVITATION_PATH = '/invitations/answer';
+const ROLE = { admin: 'organization_admin', member: 'organization_member' } as const;
+
+export function organizationPages(
+  router: Router,
+  kit: Kit,
+  pipeline: Pipeline,
+  orm: Orm,
+  baseUrl: string,
+): void {
+  interface Extra {
+    status?: number;
+    profile?: object;
+    invite?: object;
+    notice?: string;
+  }
+
+  async function orgPage(res: Response, pc: PageContext, handle: string, extra: Extra = {}) {
+    const r = await pc.call('getOrganization', { params: { org: handle } });
+    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    const org = r.body as Organization;
+    const role = org.role ? ROLE[org.role] : 'public_account';
+    const can = (scope: string) => pipeline.allows(role, scope);
+    const members = can('members:read')
+      ? await pc.call('listMembers', { params: { org: handle }, query: PAGE })
+      : null;
+    const invitations = can('members:write')
+      ? await pc.call('listInvitations', { params: { org: handle }, query: { ...PAGE, status: 'pending' } })
+      : null;
+    kit.render(
+      res,
+      pc,
+      'organization',
+      {
+        title: org.displayName,
+        section: 'dashboard',
+        crumbs: [{ href: '/dashboard', label: 'Dashboard' }, { label: `@${handle}` }],
+        acting: { handle, role },
+        notice: extra.notice,
+        org,
+        me: pc.userHandle,
+        can: {
+          edit: can('organization:write'),
+          manageMembers: can('members:write'),
+          leave: org.role !== null,
+        },
+        members: members && isOk(members) ? (members.body as { items: unknown[] }).items : [],
+        invitations: invitations && isOk(invitations) ? (invitations.body as { items: unknown[] }).items : [],
+        profile: extra.profile ?? {
+          values: { displayName: org.displayName, visibility: org.visibility },
+          fields: {},
+          form: [],
+        },
+        invite: extra.invite ?? { values: { role: 'member' }, fields: {}, form: [] },
+      },
+      extra.status,
+    );
+  }
+
+  const orgPath = (handle: string, notice?: string) =>
+    `${pathOf('orgs', handle)}${notice ? `?notice=${encodeURIComponent(notice)}` : ''}`;
+
+  /** After a member or invitation action: back to the page, or the problem page when it failed. */
+  function afterward(res: Response, pc: PageContext, r: OperationResponse, handle: string, notice: string) {
+    if (isOk(r)) return res.redirect(303, orgPath(handle, notice));
+    if (r.status === 409 || r.status === 400)
+      return orgPage(res, pc, handle, {
+        status: r.status,
+        notice: formErrors(r).form.join(' ') || Object.values(formErrors(r).fields).join(' '),
+      });
+    return kit.problemPage(res, pc, r);
+  }
+
+  router.get(
+    '/orgs/:org',
+    kit.page(async (req, res, pc) => {
+      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
+      await orgPage(res, pc, String(req.params.org), { notice });
+    }),
+  );
+
+  router.post(
+    '/orgs/:org',
+    ...kit.action(async (req, res, pc) => {
+      const handle = String(req.params.org);
+      const values = { displayName: text(req.body, 'displayName'), visibility: text(req.body, 'visibility') };
+      const r = await pc.call('updateOrganization', { params: { org: handle }, body: values });
+      if (isOk(r)) return res.redirect(303, orgPath(handle, 'Organization saved.'));
+      if (r.status !== 400) return kit.problemPage(res, pc, r);
+      await orgPage(res, pc, handle, { status: 400, profile: { values, ...formErrors(r) } });
+    }),
+  );
+
+  router.post(
+    '/orgs/:org/members/:user/role',
+    ...kit.action(async (req, res, pc) => {
+      const params = { org: String(req.params.org), user: String(req.params.user) };
+      const r = await pc.call('updateMember', { params, body: { role: text(req.body, 'role') } });
+      afterward(res, pc, r, params.org, `@${params.user} is now ${text(req.body, 'role')}.`);
+    }),
+  );
+
+  router.post(
+    '/orgs/:org/members/:user/remove',
+    ...kit.action(async (req, res, pc) => {
+      const params = { org: String(req.params.org), user: String(req.params.user) };
+      const r = await pc.call('removeMember', { params });
+      afterward(res, pc, r, params.org, `@${params.user} was removed.`);
+    }),
+  );
+
+  router.post(
+    '/orgs/:org/leave',
+    ...kit.action(async (req, res, pc) => {
+      const org = String(req.params.org);
+      const r = await pc.call('leaveOrganization', { params: { org } });
+      if (isOk(r)) return res.redirect(303, `/dashboard?notice=${encodeURIComponent(`You left @${org}.`)}`);
+      afterward(res, pc, r, org, '');
+    }),
+  );
+
+  router.post(
+    '/orgs/:org/invitations',
+    ...kit.action(async (req, res, pc) => {
+      const org = String(req.params.org);
+      const values = { email: text(req.body, 'email'), role: text(req.body, 'role') };
+      const r = await pc.call('createInvitation', { params: { org }, body: values });
+      if (!isOk(r)) {
+        if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
+        return orgPage(res, pc, org, { status: r.status, invite: { values, ...formErrors(r) } });
+      }
+      // The link carries the invitation's secret, which exists only in this answer: shown once, here.
+      const invitation = r.body as { email: string; role: string; expiresAt: string; acceptToken: string };
+      kit.render(
+        res,
+        pc,
+        'invitation-created',
+        {
+          title: 'Invitation created',
+          section: 'dashboard',
+          crumbs: [
+            { href: '/dashboard', label: 'Dashboard' },
+            { href: pathOf('orgs', org), label: `@${org}` },
+            { label: 'Invitation' },
+          ],
+          org,
+          invitation,
+          link: `${baseUrl}${INVITATION_PATH}?token=${encodeURIComponent(invitation.acceptToken)}`,
+        },
+        201,
+      );
+    }),
+  );
+
+  router.post(
+    '/orgs/:org/invitations/:invitation/revoke',
+    ...kit.action(async (req, res, pc) => {
+      const params = { org: String(req.params.org), invitation: String(req.params.invitation) };
+      const r = await pc.call('revokeInvitation', { params });
+      afterward(res, pc, r, params.org, 'Invitation revoked.');
+    }),
+  );
+
+  // The invitee's side: the link opens this page (signing in first if needed), which answers by POST.
+  router.get(
+    INVITATION_PATH,
+    kit.page(async (req, res, pc) => {
+      res.set('Cache-Control', 'no-store');
+      const token = typeof req.query.token === 'string' ? req.query.token : '';
+      const invitation = await describeInvitation(orm.em.fork(), token);
+      if (!invitation) res.status(404);
+      kit.render(res, pc, 'invitation-accept', {
+        title: invitation ? `Invitation to ${invitation.organization.displayName}` : 'Invitation',
+        section: 'dashboard',
+        token,
+        invitation,
+      });
+    }),
+  );
+
+  router.post(
+    INVITATION_PATH,
+    ...kit.action(async (req, res, pc) => {
+      const accept = text(req.body, 'answer') === 'accept';
+      const r = await pc.call(accept ? 'acceptInvitation' : 'declineInvitation', {
+        body: { token: text(req.body, 'token') },
+      });
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      if (accept) {
+        const org = (r.body as Organization).handle;
+        return res.redirect(303, orgPath(org, `Welcome to @${org}.`));
+      }
+      res.redirect(303, `/dashboard?notice=${encodeURIComponent('Invitation declined.')}`);
+    }),
+  );
+}

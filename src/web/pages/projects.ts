@@ -1,0 +1,304 @@
+// The dashboard (your accounts with your role and their projects; create a project or an organization),
+// an account's page, and a project's page (details, locales, edit, delete with a confirmation naming it).
+import type { Router } from 'express';
+import type { Pipeline } from '../../api/pipeline.ts';
+import type { Role } from '../../authz/policy.ts';
+import {
+  type Crumb,
+  formErrors,
+  isOk,
+  type Kit,
+  list,
+  type PageContext,
+  pathOf,
+  text,
+  words,
+} from '../kit.ts';
+
+interface AccountRow {
+  handle: string;
+  kind: 'user' | 'organization';
+  displayName: string;
+  visibility: string;
+  role: Role | null;
+}
+interface ProjectRow {
+  handle: string;
+  name: string;
+  description: string;
+  sourceLocale: string;
+  targetLocales: string[];
+  updatedAt: string;
+}
+
+const PAGE = { limit: 100 };
+
+export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void {
+  const can = (role: Role | null | undefined, scope: string) => pipeline.allows(role, scope);
+
+  async function accounts(pc: PageContext): Promise<AccountRow[]> {
+    const r = await pc.call('listAccounts', { query: PAGE });
+    return isOk(r) ? (r.body as { items: AccountRow[] }).items : [];
+  }
+
+  async function dashboard(
+    res: import('express').Response,
+    pc: PageContext,
+    extra: { status?: number; org?: object; project?: object; notice?: string } = {},
+  ) {
+    const mine = await accounts(pc);
+    const withProjects = await Promise.all(
+      mine.map(async (account) => {
+        const r = await pc.call('listProjects', { params: { account: account.handle }, query: PAGE });
+        return { ...account, projects: isOk(r) ? (r.body as { items: ProjectRow[] }).items : [] };
+      }),
+    );
+    kit.render(
+      res,
+      pc,
+      'dashboard',
+      {
+        title: 'Dashboard',
+        section: 'dashboard',
+        notice: extra.notice,
+        accounts: withProjects,
+        writable: mine.filter((a) => can(a.role, 'project:write')).map((a) => a.handle),
+        org: extra.org ?? { values: { visibility: 'private' }, fields: {}, form: [] },
+        project: extra.project ?? { values: {}, fields: {}, form: [] },
+      },
+      extra.status,
+    );
+  }
+
+  router.get(
+    '/dashboard',
+    kit.page(async (req, res, pc) => {
+      await dashboard(res, pc, {
+        notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
+      });
+    }),
+  );
+
+  router.post(
+    '/dashboard/organizations',
+    ...kit.action(async (req, res, pc) => {
+      const values = {
+        handle: text(req.body, 'handle'),
+        displayName: text(req.body, 'displayName'),
+        visibility: text(req.body, 'visibility'),
+      };
+      const r = await pc.call('createOrganization', { body: values });
+      if (isOk(r)) return res.redirect(303, pathOf('orgs', values.handle));
+      if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
+      await dashboard(res, pc, { status: r.status, org: { values, ...formErrors(r) } });
+    }),
+  );
+
+  router.post(
+    '/dashboard/projects',
+    ...kit.action(async (req, res, pc) => {
+      const account = text(req.body, 'account');
+      const values = projectValues(req.body);
+      const r = await pc.call('createProject', { params: { account }, body: projectBody(values, true) });
+      if (isOk(r)) return res.redirect(303, pathOf('accounts', account, 'projects', values.handle));
+      if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
+      await dashboard(res, pc, {
+        status: r.status,
+        project: { values: { ...values, account }, ...formErrors(r) },
+      });
+    }),
+  );
+
+  /** The account's row as the person sees it (role included), or the failed response. */
+  async function account(pc: PageContext, handle: string) {
+    const r = await pc.call('getAccount', { params: { account: handle } });
+    return isOk(r) ? { account: r.body as AccountRow } : { failed: r };
+  }
+
+  const accountCrumbs = (handle: string): Crumb[] => [
+    { href: '/dashboard', label: 'Dashboard' },
+    { href: pathOf('accounts', handle), label: `@${handle}` },
+  ];
+
+  router.get(
+    '/accounts/:account',
+    kit.page(async (req, res, pc) => {
+      const found = await account(pc, String(req.params.account));
+      if (!found.account) return kit.problemPage(res, pc, found.failed);
+      const a = found.account;
+      const projects = await pc.call('listProjects', { params: { account: a.handle }, query: PAGE });
+      kit.render(res, pc, 'account', {
+        title: a.displayName,
+        section: 'dashboard',
+        crumbs: accountCrumbs(a.handle),
+        acting: { handle: a.handle, role: a.role },
+        account: a,
+        projects: isOk(projects) ? (projects.body as { items: ProjectRow[] }).items : [],
+        can: {
+          voice: can(a.role, 'voice:read'),
+          glossary: can(a.role, 'glossary:read'),
+          models: can(a.role, 'model:read'),
+          organization: a.kind === 'organization' && can(a.role, 'organization:read'),
+        },
+      });
+    }),
+  );
+
+  async function projectPage(
+    res: import('express').Response,
+    pc: PageContext,
+    handle: string,
+    projectHandle: string,
+    extra: { status?: number; edit?: object; notice?: string } = {},
+  ) {
+    const found = await account(pc, handle);
+    if (!found.account) return kit.problemPage(res, pc, found.failed);
+    const r = await pc.call('getProject', { params: { account: handle, project: projectHandle } });
+    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    const project = r.body as ProjectRow;
+    const role = found.account.role;
+    kit.render(
+      res,
+      pc,
+      'project',
+      {
+        title: project.name,
+        section: 'dashboard',
+        crumbs: [...accountCrumbs(handle), { label: project.name }],
+        acting: { handle, role },
+        notice: extra.notice,
+        account: handle,
+        project,
+        canEdit: can(role, 'project:write'),
+        canDelete: can(role, 'project:delete'),
+        edit: extra.edit ?? {
+          values: {
+            name: project.name,
+            description: project.description,
+            sourceLocale: project.sourceLocale,
+            targetLocales: project.targetLocales.join(' '),
+          },
+          fields: {},
+          form: [],
+        },
+      },
+      extra.status,
+    );
+  }
+
+  router.get(
+    '/accounts/:account/projects/:project',
+    kit.page(async (req, res, pc) => {
+      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
+      await projectPage(res, pc, String(req.params.account), String(req.params.project), { notice });
+    }),
+  );
+
+  router.post(
+    '/accounts/:account/projects/:project',
+    ...kit.action(async (req, res, pc) => {
+      const params = { account: String(req.params.account), project: String(req.params.project) };
+      const values = projectValues(req.body);
+      const r = await pc.call('updateProject', { params, body: projectBody(values, false) });
+      if (isOk(r)) {
+        return res.redirect(
+          303,
+          `${pathOf('accounts', params.account, 'projects', params.project)}?notice=${encodeURIComponent('Project saved.')}`,
+        );
+      }
+      if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
+      await projectPage(res, pc, params.account, params.project, {
+        status: r.status,
+        edit: { values, ...formErrors(r) },
+      });
+    }),
+  );
+
+  // Deleting asks first, on a page of its own that names the project and wants its handle typed.
+  router.get(
+    '/accounts/:account/projects/:project/delete',
+    kit.page(async (req, res, pc) => {
+      await deletePage(res, pc, String(req.params.account), String(req.params.project));
+    }),
+  );
+
+  async function deletePage(
+    res: import('express').Response,
+    pc: PageContext,
+    handle: string,
+    projectHandle: string,
+    extra: { status?: number; error?: string; typed?: string } = {},
+  ) {
+    const r = await pc.call('getProject', { params: { account: handle, project: projectHandle } });
+    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    const project = r.body as ProjectRow;
+    const found = await account(pc, handle);
+    kit.render(
+      res,
+      pc,
+      'project-delete',
+      {
+        title: `Delete ${project.name}`,
+        section: 'dashboard',
+        crumbs: [
+          ...accountCrumbs(handle),
+          { href: pathOf('accounts', handle, 'projects', projectHandle), label: project.name },
+          { label: 'Delete' },
+        ],
+        acting: { handle, role: found.account?.role ?? null },
+        account: handle,
+        project,
+        error: extra.error,
+        typed: extra.typed ?? '',
+      },
+      extra.status,
+    );
+  }
+
+  router.post(
+    '/accounts/:account/projects/:project/delete',
+    ...kit.action(async (req, res, pc) => {
+      const params = { account: String(req.params.account), project: String(req.params.project) };
+      const typed = text(req.body, 'confirm');
+      if (typed !== params.project) {
+        return deletePage(res, pc, params.account, params.project, {
+          status: 400,
+          typed,
+          error: `Type ${params.project} to confirm.`,
+        });
+      }
+      const r = await pc.call('deleteProject', { params });
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      res.redirect(303, `${pathOf('accounts', params.account)}`);
+    }),
+  );
+}
+
+export interface ProjectValues {
+  handle: string;
+  name: string;
+  description: string;
+  sourceLocale: string;
+  targetLocales: string;
+}
+
+function projectValues(body: unknown): ProjectValues {
+  return {
+    handle: text(body, 'handle'),
+    name: text(body, 'name'),
+    description: text(body, 'description'),
+    sourceLocale: text(body, 'sourceLocale'),
+    targetLocales: list(body, 'targetLocales').join(' '),
+  };
+}
+
+/** The form as the operation's body: locales typed as a list; the handle only when creating. */
+function projectBody(values: ProjectValues, create: boolean) {
+  return {
+    ...(create ? { handle: values.handle } : {}),
+    name: values.name,
+    description: values.description,
+    sourceLocale: values.sourceLocale,
+    targetLocales: words(values.targetLocales),
+  };
+}

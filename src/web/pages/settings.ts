@@ -1,0 +1,137 @@
+// The person's settings: account tokens of their personal account (created with the secret shown once,
+// revoked) and the OAuth apps they connected. Both go through the operation pipeline like the API, so
+// the token ceiling, limits and audit are the pipeline's; this file only turns forms into operations.
+import type { Response, Router } from 'express';
+import type { Pipeline } from '../../api/pipeline.ts';
+import type { ServiceContext } from '../../app.ts';
+import type { Role } from '../../authz/policy.ts';
+import { ALL_SCOPES } from '../../authz/scopes.ts';
+import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
+import { Account } from '../../db/entities/index.ts';
+import { TOKEN_LIMITS } from '../../domain/tokens.ts';
+import { groupScopeEntries } from '../../oauth/pages.ts';
+import { sessionCaller } from '../door.ts';
+import { formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
+
+const TOKENS = '/settings/tokens';
+const APPS = '/settings/apps';
+
+export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx: ServiceContext): void {
+  /**
+   * The scopes a personal token of this person may carry, by the same ceiling the createToken operation
+   * applies (offered here so the form shows only what would be accepted).
+   */
+  async function grantable(pc: PageContext) {
+    const em = ctx.orm.em.fork();
+    const account = await em.findOneOrFail(Account, { user: { id: pc.who.userId }, kind: 'user' });
+    const target = { account, roles: new Set<Role>(['self']) };
+    const beyond = new Set(
+      await scopesBeyondCeiling(em, pipeline.policy, sessionCaller(pc.who), target, ALL_SCOPES),
+    );
+    return ALL_SCOPES.filter((s) => !beyond.has(s));
+  }
+
+  interface TokenForm {
+    values: { name: string; scopes: string[]; expiresInDays: string };
+    fields: Record<string, string>;
+    form: string[];
+  }
+
+  async function tokensPage(res: Response, pc: PageContext, status = 200, form?: TokenForm, notice?: string) {
+    const r = await pc.call('listTokens', { params: { account: pc.userHandle }, query: { limit: 100 } });
+    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    kit.render(
+      res,
+      pc,
+      'tokens',
+      {
+        title: 'Account tokens',
+        section: 'tokens',
+        notice,
+        tokens: (r.body as { items: unknown[] }).items.toReversed(),
+        groups: groupScopeEntries(await grantable(pc)),
+        limits: TOKEN_LIMITS,
+        token: form ?? {
+          values: { name: '', scopes: [], expiresInDays: String(TOKEN_LIMITS.defaultLifetimeDays) },
+          fields: {},
+          form: [],
+        },
+      },
+      status,
+    );
+  }
+
+  router.get(
+    TOKENS,
+    kit.page(async (_req, res, pc) => tokensPage(res, pc)),
+  );
+
+  router.post(
+    TOKENS,
+    ...kit.action(async (req, res, pc) => {
+      const values = {
+        name: text(req.body, 'name'),
+        scopes: list(req.body, 'scopes'),
+        expiresInDays: text(req.body, 'expiresInDays'),
+      };
+      const days = values.expiresInDays.trim();
+      const r = await pc.call('createToken', {
+        params: { account: pc.userHandle },
+        body: {
+          name: values.name.trim(),
+          scopes: values.scopes,
+          // A number when it reads as one; otherwise as typed, so the operation's validation names it.
+          ...(days === '' ? {} : { expiresInDays: /^-?\d+$/.test(days) ? Number(days) : days }),
+        },
+      });
+      if (!isOk(r)) {
+        if (r.status !== 400 && r.status !== 403) return kit.problemPage(res, pc, r);
+        return tokensPage(res, pc, r.status, { values, ...formErrors(r) });
+      }
+      const created = r.body as { token: string; name: string };
+      kit.render(
+        res,
+        pc,
+        'token-created',
+        { title: 'Token created', section: 'tokens', token: created },
+        201,
+      );
+    }),
+  );
+
+  router.post(
+    `${TOKENS}/:id/revoke`,
+    ...kit.action(async (req, res, pc) => {
+      const r = await pc.call('revokeToken', {
+        params: { account: pc.userHandle, token: String(req.params.id) },
+      });
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      res.redirect(303, TOKENS);
+    }),
+  );
+
+  router.get(
+    APPS,
+    kit.page(async (_req, res, pc) => {
+      const r = await pc.call('listConnectedApps');
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      kit.render(res, pc, 'apps', {
+        title: 'Connected apps',
+        section: 'apps',
+        apps: (r.body as { items: { scopes: string[] }[] }).items.map((app) => ({
+          ...app,
+          groups: groupScopeEntries(app.scopes),
+        })),
+      });
+    }),
+  );
+
+  router.post(
+    `${APPS}/:clientId/revoke`,
+    ...kit.action(async (req, res, pc) => {
+      const r = await pc.call('disconnectApp', { params: { clientId: String(req.params.clientId) } });
+      if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
+      res.redirect(303, APPS);
+    }),
+  );
+}

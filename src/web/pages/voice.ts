@@ -1,0 +1,238 @@
+// An account's voice: the editor for every field the voice holds (saved as a new version, with If-Match
+// so that a save based on an outdated version is refused), its version history, and a side-by-side diff
+// of any two versions.
+import { diffWords } from 'diff';
+import type { Response, Router } from 'express';
+import type { Pipeline } from '../../api/pipeline.ts';
+import type { Role } from '../../authz/policy.ts';
+import { formErrors, isOk, type Kit, type PageContext, pathOf, text, words } from '../kit.ts';
+
+interface Voice {
+  version: number;
+  etag: string;
+  tone: string;
+  formality: string;
+  targetAudience: string;
+  guidelines: string;
+  targetCountries: string[];
+  culturalNotes: string;
+  localeOverrides: Record<string, unknown>;
+  changeNote: string;
+  author: string | null;
+  createdAt: string;
+}
+
+type VoiceValues = Record<
+  | 'tone'
+  | 'formality'
+  | 'targetAudience'
+  | 'guidelines'
+  | 'targetCountries'
+  | 'culturalNotes'
+  | 'localeOverrides'
+  | 'changeNote'
+  | 'etag',
+  string
+>;
+
+/** The fields a diff compares, with their labels, as text. */
+const DIFF_FIELDS: [keyof Voice, string][] = [
+  ['tone', 'Tone'],
+  ['formality', 'Formality'],
+  ['targetAudience', 'Target audience'],
+  ['guidelines', 'Guidelines'],
+  ['targetCountries', 'Target countries'],
+  ['culturalNotes', 'Cultural notes'],
+  ['localeOverrides', 'Locale overrides'],
+  ['changeNote', 'Change note'],
+];
+
+const asText = (value: unknown) =>
+  Array.isArray(value)
+    ? value.join(' ')
+    : typeof value === 'object'
+      ? JSON.stringify(value, null, 2)
+      : String(value);
+
+export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
+  async function role(pc: PageContext, account: string): Promise<Role | null> {
+    const r = await pc.call('getAccount', { params: { account } });
+    return isOk(r) ? (r.body as { role: Role | null }).role : null;
+  }
+
+  const crumbs = (account: string, last: { label: string; href?: string }[]) => [
+    { href: '/dashboard', label: 'Dashboard' },
+    { href: pathOf('accounts', account), label: `@${account}` },
+    ...last,
+  ];
+
+  async function editor(
+    res: Response,
+    pc: PageContext,
+    account: string,
+    extra: { status?: number; values?: VoiceValues; fields?: object; form?: string[]; notice?: string } = {},
+  ) {
+    // The account first: a 404 from getVoice means "nothing saved yet" only on an account one can see.
+    const acc = await pc.call('getAccount', { params: { account } });
+    if (!isOk(acc)) return kit.problemPage(res, pc, acc);
+    const myRole = (acc.body as { role: Role | null }).role;
+    const r = await pc.call('getVoice', { params: { account } });
+    if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
+    const voice = isOk(r) ? (r.body as Voice) : undefined;
+    kit.render(
+      res,
+      pc,
+      'voice',
+      {
+        title: 'Voice',
+        section: 'dashboard',
+        crumbs: crumbs(account, [{ label: 'Voice' }]),
+        acting: { handle: account, role: myRole },
+        notice: extra.notice,
+        account,
+        voice,
+        canEdit: pipeline.allows(myRole, 'voice:write'),
+        values: extra.values ?? {
+          tone: voice?.tone ?? '',
+          formality: voice?.formality ?? 'neutral',
+          targetAudience: voice?.targetAudience ?? '',
+          guidelines: voice?.guidelines ?? '',
+          targetCountries: voice?.targetCountries.join(' ') ?? '',
+          culturalNotes: voice?.culturalNotes ?? '',
+          localeOverrides: voice ? JSON.stringify(voice.localeOverrides, null, 2) : '{}',
+          changeNote: '',
+          etag: voice?.etag ?? '',
+        },
+        fields: extra.fields ?? {},
+        form: extra.form ?? [],
+      },
+      extra.status,
+    );
+  }
+
+  router.get(
+    '/accounts/:account/voice',
+    kit.page(async (req, res, pc) => {
+      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
+      await editor(res, pc, String(req.params.account), { notice });
+    }),
+  );
+
+  router.post(
+    '/accounts/:account/voice',
+    ...kit.action(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const values = Object.fromEntries(
+        [
+          'tone',
+          'formality',
+          'targetAudience',
+          'guidelines',
+          'targetCountries',
+          'culturalNotes',
+          'localeOverrides',
+          'changeNote',
+          'etag',
+        ].map((k) => [k, text(req.body, k)]),
+      ) as VoiceValues;
+      let overrides: unknown;
+      try {
+        overrides = values.localeOverrides.trim() === '' ? {} : JSON.parse(values.localeOverrides);
+      } catch {
+        return editor(res, pc, account, {
+          status: 400,
+          values,
+          fields: {
+            localeOverrides: 'Write the overrides as JSON, for example {"de-CH": {"formality": "formal"}}.',
+          },
+        });
+      }
+      const r = await pc.call('saveVoice', {
+        params: { account },
+        ifMatch: values.etag || undefined,
+        body: {
+          tone: values.tone,
+          formality: values.formality,
+          targetAudience: values.targetAudience,
+          guidelines: values.guidelines,
+          targetCountries: words(values.targetCountries),
+          culturalNotes: values.culturalNotes,
+          localeOverrides: overrides,
+          changeNote: values.changeNote,
+        },
+      });
+      if (isOk(r)) {
+        const saved = r.body as Voice;
+        return res.redirect(
+          303,
+          `${pathOf('accounts', account, 'voice')}?notice=${encodeURIComponent(`Saved as version ${saved.version}.`)}`,
+        );
+      }
+      if (r.status === 412) {
+        return editor(res, pc, account, {
+          status: 412,
+          values: { ...values, etag: values.etag },
+          form: [
+            'Someone saved a newer version while you were editing. Open the voice again to see it; your text is below.',
+          ],
+        });
+      }
+      if (r.status !== 400) return kit.problemPage(res, pc, r);
+      await editor(res, pc, account, { status: 400, values, ...formErrors(r) });
+    }),
+  );
+
+  router.get(
+    '/accounts/:account/voice/history',
+    kit.page(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const r = await pc.call('listVoiceVersions', { params: { account }, query: { limit: 100 } });
+      if (!isOk(r)) return kit.problemPage(res, pc, r);
+      const versions = (r.body as { items: { version: number }[] }).items.toReversed();
+      kit.render(res, pc, 'voice-history', {
+        title: 'Voice history',
+        section: 'dashboard',
+        crumbs: crumbs(account, [
+          { href: pathOf('accounts', account, 'voice'), label: 'Voice' },
+          { label: 'History' },
+        ]),
+        acting: { handle: account, role: await role(pc, account) },
+        account,
+        versions,
+        from: versions[1]?.version,
+        to: versions[0]?.version,
+      });
+    }),
+  );
+
+  router.get(
+    '/accounts/:account/voice/diff',
+    kit.page(async (req, res, pc) => {
+      const account = String(req.params.account);
+      const [from, to] = [req.query.from, req.query.to].map((v) => (typeof v === 'string' ? v : ''));
+      const [a, b] = await Promise.all(
+        [from, to].map((version) => pc.call('getVoice', { params: { account }, query: { version } })),
+      );
+      for (const r of [a!, b!]) if (!isOk(r)) return kit.problemPage(res, pc, r);
+      const older = a!.body as Voice;
+      const newer = b!.body as Voice;
+      kit.render(res, pc, 'voice-diff', {
+        title: `Voice: version ${older.version} and ${newer.version}`,
+        section: 'dashboard',
+        crumbs: crumbs(account, [
+          { href: pathOf('accounts', account, 'voice'), label: 'Voice' },
+          { href: pathOf('accounts', account, 'voice', 'history'), label: 'History' },
+          { label: 'Diff' },
+        ]),
+        acting: { handle: account, role: await role(pc, account) },
+        account,
+        older,
+        newer,
+        rows: DIFF_FIELDS.map(([key, label]) => {
+          const parts = diffWords(asText(older[key]), asText(newer[key]));
+          return { label, changed: parts.some((p) => p.added || p.removed), parts };
+        }),
+      });
+    }),
+  );
+}

@@ -1,0 +1,475 @@
+// The web pages in a real browser (Debian's chromium through playwright-core), as two people use them:
+// an admin signs in, creates an organization, invites a second person who accepts in another browser
+// context, creates a project, edits the voice twice and compares the versions, fills a glossary (by
+// hand and from a 1,000-row CSV, searched, exported, compared), adds a model with an API key that no
+// page ever shows, creates and revokes a token, and disconnects an app it connected. Every page visited
+// is checked the same way (look()): a Content-Security-Policy without 'unsafe-inline', axe-core with no
+// serious or critical violation, and a screenshot at 390 px and at 1280 px under test/web/screenshots
+// (git-ignored). The member sees no admin controls, and an admin form the member forges gets a 403 and
+// changes nothing.
+import { once } from 'node:events';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import * as oauth from 'oauth4webapi';
+import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { register, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { hasChromium, launchChromium } from '../support/environment.ts';
+import type { TestService } from '../support/service.ts';
+
+const SHOTS = join(import.meta.dirname, 'screenshots');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let service: TestService;
+let browser: Browser;
+/** An agent's loopback callback, for the app the tour connects and disconnects. */
+let listener: Server;
+let redirectUri: string;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  listener = createServer((_req, res) => res.end('You can close this window.'));
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+  service = await startOAuthService();
+  if (hasChromium) browser = await launchChromium();
+});
+afterAll(async () => {
+  listener?.close();
+  await browser?.close();
+  await service?.close();
+});
+
+/** Every HTML body a page answered with during the tour, to search for secrets afterwards. */
+const seen: string[] = [];
+const looked = new Set<string>();
+/** The last page each tab navigated to (after a form POST, the page answered to it). */
+const lastDocument = new Map<Page, PlaywrightResponse>();
+function track(page: Page) {
+  page.on('response', (response) => {
+    if (response.request().resourceType() === 'document' && response.frame() === page.mainFrame())
+      lastDocument.set(page, response);
+  });
+}
+
+/**
+ * Checks the page now showing: its CSP header, axe-core (no serious or critical violations), and a
+ * full-page screenshot at 390 and 1280 px.
+ */
+async function look(page: Page, name: string) {
+  const response = lastDocument.get(page);
+  expect(response?.status(), name).toBeLessThan(500);
+  const csp = (await response?.allHeaders())?.['content-security-policy'] ?? '';
+  expect(csp, name).toContain("default-src 'none'");
+  expect(csp, name).not.toContain('unsafe-inline');
+  seen.push(await page.content());
+  // Runs axe through the devtools protocol, which the page's CSP does not govern (a <script> tag would be
+  // refused, as it should be).
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: axe is the global the evaluated source defines.
+    const result = await (globalThis as any).axe.run(document);
+    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  expect(violations, `${name}: ${violations.join('; ')}`).toEqual([]);
+  const size = page.viewportSize()!;
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize(size);
+  looked.add(name);
+}
+
+async function signIn(handle: string, next: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  track(page);
+  await page.goto(`${service.url}${next}`);
+  // Not signed in: the sign-in page, which comes back here.
+  await page.getByLabel('Handle').fill(handle);
+  await page.getByRole('button', { name: 'Create and sign in' }).click();
+  await page.waitForURL(`${service.url}${next}`);
+  return { context, page };
+}
+
+const ORG_INVITATIONS = `select count(*) as n from invitations where organization_id =
+  (select o.id from organizations o join accounts a on a.id = o.account_id where a.handle = $1)`;
+
+const count = async (query: string, params: unknown[]) =>
+  Number(((await sql(service, query, params)) as { n: string }[])[0]!.n);
+
+describe.skipIf(!hasChromium)('the web pages', () => {
+  it('tours accounts, organizations, members, projects, voice, glossary, models, tokens and apps', {
+    timeout: 180_000,
+  }, async () => {
+    const adminHandle = uniqueHandle('adm');
+    const memberHandle = uniqueHandle('mem');
+    const org = uniqueHandle('org');
+    const { page: admin } = await signIn(adminHandle, '/dashboard');
+    expect(await admin.locator('h1').textContent()).toBe('Dashboard');
+    expect(await admin.locator('header nav a[aria-current="page"]').textContent()).toBe('Dashboard');
+    await look(admin, 'dashboard');
+
+    // A form that fails keeps what was typed and names the problem next to its field.
+    await admin.getByLabel('Organization handle').fill('Not A Handle');
+    await admin.getByLabel('Display name').fill('Acme <Inc>');
+    await admin.getByRole('button', { name: 'Create organization' }).click();
+    await admin.locator('#f-org-handle-error').waitFor();
+    expect(await admin.getByLabel('Organization handle').inputValue()).toBe('Not A Handle');
+    expect(await admin.getByLabel('Organization handle').getAttribute('aria-invalid')).toBe('true');
+    expect(await admin.getByLabel('Display name').inputValue()).toBe('Acme <Inc>');
+    await look(admin, 'dashboard-error');
+    await admin.getByLabel('Organization handle').fill(org);
+    await admin.getByRole('button', { name: 'Create organization' }).click();
+    await admin.waitForURL(`${service.url}/orgs/${org}`);
+    expect(await admin.locator('h1').textContent()).toContain('Acme <Inc>');
+    expect(await admin.locator('.acting').textContent()).toContain(`@${org}`);
+
+    // Invite the second person; the link is shown once.
+    await admin.getByLabel('E-mail').fill('grace@example.com');
+    await admin.getByRole('button', { name: 'Create invitation' }).click();
+    await admin.locator('#invite-link').waitFor();
+    const link = await admin.locator('#invite-link').inputValue();
+    expect(link).toMatch(/\/invitations\/answer\?token=/);
+    await look(admin, 'invitation-created');
+    await admin.getByRole('link', { name: `Back to @${org}` }).click();
+    expect(
+      await admin.getByRole('button', { name: 'Revoke the invitation of grace@example.com' }).count(),
+    ).toBe(1);
+    await look(admin, 'organization-admin');
+
+    // The member accepts in another browser context (signing in on the way).
+    const { context: memberContext, page: member } = await signIn(memberHandle, '/dashboard');
+    await member.goto(link);
+    await look(member, 'invitation-accept');
+    await member.getByRole('button', { name: 'Accept the invitation' }).click();
+    await member.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
+    expect(await member.getByRole('status').textContent()).toContain(`Welcome to @${org}`);
+    expect(await member.locator('tbody').first().textContent()).toContain(`@${memberHandle}`);
+
+    // A member sees no admin controls …
+    expect(await member.getByRole('button', { name: 'Create invitation' }).count()).toBe(0);
+    expect(await member.getByRole('button', { name: /^Remove / }).count()).toBe(0);
+    expect(await member.getByRole('button', { name: 'Save profile' }).count()).toBe(0);
+    expect(await member.locator('main').textContent()).toContain('Only admins change roles');
+    await look(member, 'organization-member');
+    // … and a forged admin POST, with the member's own valid CSRF token, gets 403 and changes nothing.
+    const memberCsrf = await member.locator('form[action$="/leave"] input[name="csrf"]').inputValue();
+    const invitationsBefore = await count(ORG_INVITATIONS, [org]);
+    expect(invitationsBefore).toBe(1);
+    const forgedInvite = await memberContext.request.post(`${service.url}/orgs/${org}/invitations`, {
+      form: { csrf: memberCsrf, email: 'mallory@example.com', role: 'admin' },
+      maxRedirects: 0,
+    });
+    expect(forgedInvite.status()).toBe(403);
+    const noCsrf = await memberContext.request.post(`${service.url}/orgs/${org}/invitations`, {
+      form: { email: 'mallory@example.com', role: 'admin' },
+      maxRedirects: 0,
+    });
+    expect(noCsrf.status()).toBe(403);
+    expect(noCsrf.headers()['content-security-policy']).toContain("default-src 'none'");
+    expect(await forgedInvite.text()).toContain('Not allowed');
+    const forgedProfile = await memberContext.request.post(`${service.url}/orgs/${org}`, {
+      form: { csrf: memberCsrf, displayName: 'Taken over', visibility: 'public' },
+      maxRedirects: 0,
+    });
+    expect(forgedProfile.status()).toBe(403);
+    const forgedRole = await memberContext.request.post(
+      `${service.url}/orgs/${org}/members/${memberHandle}/role`,
+      {
+        form: { csrf: memberCsrf, role: 'admin' },
+        maxRedirects: 0,
+      },
+    );
+    expect(forgedRole.status()).toBe(403);
+    expect(await count(ORG_INVITATIONS, [org])).toBe(invitationsBefore);
+    expect(
+      await sql(service, 'select display_name, visibility from accounts where handle = $1', [org]),
+    ).toEqual([{ display_name: 'Acme <Inc>', visibility: 'private' }]);
+    expect(
+      await sql(
+        service,
+        `select m.role from memberships m join organizations o on o.id = m.organization_id
+          join accounts a on a.id = o.account_id join accounts u on u.user_id = m.user_id
+          where a.handle = $1 and u.handle = $2`,
+        [org, memberHandle],
+      ),
+    ).toEqual([{ role: 'member' }]);
+
+    // A project in the organization, from the dashboard; a bad locale is named next to its field.
+    await admin.goto(`${service.url}/dashboard`);
+    await admin.getByLabel('Account', { exact: true }).selectOption(org);
+    await admin.getByLabel('Handle', { exact: true }).fill('website');
+    await admin.getByLabel('Project name').fill('Website');
+    await admin.getByLabel('Source locale').fill('en');
+    await admin.getByLabel('Target locales').fill('de, not a locale');
+    await admin.getByRole('button', { name: 'Create project' }).click();
+    await admin.locator('#f-project-targets-error').waitFor();
+    expect(await admin.getByLabel('Target locales').inputValue()).toBe('de, not a locale');
+    await admin.getByLabel('Target locales').fill('de, fr');
+    await admin.getByRole('button', { name: 'Create project' }).click();
+    await admin.waitForURL(`${service.url}/accounts/${org}/projects/website`);
+    expect(await admin.locator('dl.facts').textContent()).toContain('de, fr');
+    await look(admin, 'project');
+    await admin.getByLabel('Description').fill('The marketing site');
+    await admin.getByRole('button', { name: 'Save project' }).click();
+    await admin.getByRole('status').waitFor();
+    expect(await admin.locator('dl.facts').textContent()).toContain('The marketing site');
+    await admin.goto(`${service.url}/accounts/${org}`);
+    await look(admin, 'account');
+
+    // The voice, twice, then the history and a diff of the two versions.
+    await admin.goto(`${service.url}/accounts/${org}/voice`);
+    await look(admin, 'voice-empty');
+    await admin.getByLabel('Tone').fill('Friendly and direct');
+    await admin.getByLabel('Formality').selectOption('informal');
+    await admin.getByLabel('Guidelines (Markdown)').fill('Use short sentences.');
+    await admin.getByLabel('Target countries').fill('DE AT');
+    await admin.getByLabel('Change note').fill('First voice');
+    await admin.getByRole('button', { name: 'Save as a new version' }).click();
+    await admin.getByText('Saved as version 1.').waitFor();
+    await admin.getByLabel('Guidelines (Markdown)').fill('Use short sentences. Say you, never one.');
+    await admin.getByLabel('Target countries').fill('DE AT CH');
+    await admin.getByLabel('Locale overrides (JSON)').fill('{"de-CH": {"formality": "formal"}}');
+    await admin.getByLabel('Change note').fill('Switzerland is formal');
+    await admin.getByRole('button', { name: 'Save as a new version' }).click();
+    await admin.getByText('Saved as version 2.').waitFor();
+    await look(admin, 'voice');
+    await admin.getByRole('link', { name: 'History and diffs' }).click();
+    expect(await admin.locator('tbody').textContent()).toContain('Switzerland is formal');
+    await look(admin, 'voice-history');
+    await admin.getByRole('button', { name: 'Show the differences' }).click();
+    await admin.waitForURL(/\/voice\/diff\?from=1&to=2/);
+    expect(await admin.locator('ins').allTextContents()).toEqual(
+      expect.arrayContaining(['Say you, never one.', 'CH']),
+    );
+    expect(await admin.locator('main').textContent()).toContain('Tone (unchanged)');
+    await look(admin, 'voice-diff');
+    // The member reads the voice but is not offered the editor.
+    await member.goto(`${service.url}/accounts/${org}/voice`);
+    expect(await member.getByRole('button', { name: 'Save as a new version' }).count()).toBe(0);
+    expect(await member.locator('main').textContent()).toContain('not change it');
+    await look(member, 'voice-member');
+
+    // The glossary: three entries by hand (one with a bad translation locale first), a 1,000-row CSV
+    // import, a search, an export that matches the import, the history and a diff.
+    await admin.goto(`${service.url}/accounts/${org}/glossary`);
+    await look(admin, 'glossary-empty');
+    const addEntry = async (
+      term: string,
+      translations: string,
+      flags: ('Do not translate' | 'Forbidden in translations')[] = [],
+    ) => {
+      await admin.getByLabel('Term', { exact: true }).fill(term);
+      await admin.getByLabel('Translations', { exact: true }).fill(translations);
+      for (const flag of flags) await admin.getByLabel(flag).check();
+      await admin.getByRole('button', { name: 'Add entry' }).click();
+    };
+    await addEntry('workspace', 'de = Arbeitsbereich\nnot a locale = x');
+    await admin.locator('#f-entry-translations-error').waitFor();
+    expect(await admin.getByLabel('Translations', { exact: true }).inputValue()).toContain(
+      'not a locale = x',
+    );
+    await look(admin, 'glossary-error');
+    await admin
+      .getByLabel('Translations', { exact: true })
+      .fill('de = Arbeitsbereich\nfr = espace de travail');
+    await admin.getByRole('button', { name: 'Add entry' }).click();
+    await admin.getByText('Saved as version 1.').waitFor();
+    await addEntry('Acme Cloud', '', ['Do not translate']);
+    await admin.getByText('Saved as version 2.').waitFor();
+    await addEntry('master', '', ['Forbidden in translations']);
+    await admin.getByText('Saved as version 3.').waitFor();
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['workspace', 'Acme Cloud', 'master']);
+
+    const imported = Array.from({ length: 1000 }, (_, i) => ({
+      term: `term ${String(i).padStart(4, '0')}`,
+      definition: i % 7 === 0 ? `a "quoted", comma definition ${i}` : `definition ${i}`,
+      caseSensitive: String(i % 5 === 0),
+      doNotTranslate: String(i % 10 === 3),
+      forbidden: 'false',
+      de: `Begriff ${i}`,
+      fr: i % 2 === 0 ? `terme ${i}` : '',
+    }));
+    const csv = stringify(imported, { header: true });
+    await admin
+      .locator('#f-import-file')
+      .setInputFiles({ name: 'terms.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await admin.getByLabel('Change note for the import').fill('Terms from the style guide');
+    await admin.getByRole('button', { name: 'Import' }).click();
+    await admin.getByText('Saved as version 4.').waitFor();
+    expect(await admin.getByRole('status').last().textContent()).toContain('1003 of 1003 entries match');
+    // A file over the upload limit is refused before anything is read or saved.
+    const importCsrf = await admin.locator('form[enctype] input[name="csrf"]').inputValue();
+    const tooLarge = await admin.context().request.post(`${service.url}/accounts/${org}/glossary/import`, {
+      multipart: {
+        csrf: importCsrf,
+        file: { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.alloc(3 * 1024 * 1024, 'a') },
+      },
+      maxRedirects: 0,
+    });
+    expect(tooLarge.status()).toBe(400);
+    expect(await tooLarge.text()).toContain('larger than 2 MB');
+    await admin.reload();
+    expect(await admin.locator('main').textContent()).toContain('Version 4 · 1003 entries');
+    await admin.getByLabel('Term or definition').fill('term 042');
+    await admin.getByRole('button', { name: 'Search' }).click();
+    await admin.waitForURL(/q=term\+042/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `term 042${i}`),
+    );
+    await admin.getByLabel('Only').selectOption('doNotTranslate');
+    await admin.getByRole('button', { name: 'Search' }).click();
+    await admin.waitForURL(/flag=doNotTranslate/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['term 0423']);
+    await look(admin, 'glossary-search');
+
+    const exported = await admin.context().request.get(`${service.url}/accounts/${org}/glossary.csv`);
+    expect(exported.headers()['content-type']).toContain('text/csv');
+    const rows = parse(await exported.text(), { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(1003);
+    expect(rows.slice(0, 3).map((r) => r.term)).toEqual(['workspace', 'Acme Cloud', 'master']);
+    expect(rows.slice(3)).toEqual(imported);
+
+    await admin.goto(`${service.url}/accounts/${org}/glossary/history`);
+    expect(await admin.locator('tbody tr').first().textContent()).toContain('Terms from the style guide');
+    await look(admin, 'glossary-history');
+    await admin.getByLabel('Compare version', { exact: true }).selectOption('2');
+    await admin.getByLabel('with version', { exact: true }).selectOption('3');
+    await admin.getByRole('button', { name: 'Show the differences' }).click();
+    await admin.waitForURL(/\/glossary\/diff\?from=2&to=3/);
+    expect(await admin.locator('tbody th').allTextContents()).toEqual(['master']);
+    expect(await admin.locator('tbody').textContent()).toContain('added');
+    await look(admin, 'glossary-diff');
+    // Glossary settings, and the member's read-only view.
+    await admin.goto(`${service.url}/accounts/${org}/glossary?q=workspace`);
+    await admin.getByLabel('Enforcement').selectOption('strict');
+    await admin.getByRole('button', { name: 'Save settings' }).click();
+    await admin.getByText('Glossary settings saved.').waitFor();
+    await look(admin, 'glossary');
+    await member.goto(`${service.url}/accounts/${org}/glossary?q=workspace`);
+    expect(await member.getByRole('button', { name: 'Add entry' }).count()).toBe(0);
+    expect(await member.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    expect(await member.locator('main').textContent()).toContain('Enforcement: strict');
+    await look(member, 'glossary-member');
+    // What the member may not see answers like something that does not exist.
+    const hidden = await member.goto(`${service.url}/accounts/${adminHandle}/voice`);
+    expect(hidden?.status()).toBe(404);
+    expect(await member.locator('h1').textContent()).toBe('Not found');
+    await look(member, 'not-found');
+    expect((await member.goto(`${service.url}/accounts/${adminHandle}/glossary`))?.status()).toBe(404);
+
+    // A model with an API key: the page says the key is set, and no page ever contains it.
+    const apiKey = 'sk-tour-secret-9f8e7d6c5b4a';
+    await admin.goto(`${service.url}/settings/models?account=${org}`);
+    await admin.getByLabel('Handle', { exact: true }).fill('gpt');
+    await admin.getByLabel('Provider and model').fill('openai:gpt-4o');
+    await admin.getByLabel('API key (optional)').fill(apiKey);
+    await admin.getByRole('button', { name: 'Add model' }).click();
+    await admin.getByText('Model gpt added.').waitFor();
+    expect(await admin.locator('tbody td').nth(3).textContent()).toBe('set');
+    await look(admin, 'models');
+    // A new key replaces the old one, write-only as well; then the key is removed.
+    const newKey = 'sk-tour-replacement-1a2b3c4d';
+    await admin.getByLabel('New API key for gpt').fill(newKey);
+    await admin.getByLabel('Make it the default').check();
+    await admin.getByRole('button', { name: 'Save gpt' }).click();
+    await admin.getByText('Model gpt saved.').waitFor();
+    expect(await admin.locator('tbody td').nth(4).textContent()).toBe('yes');
+    seen.push(await admin.content());
+    expect(await admin.content()).not.toContain(newKey);
+    await admin.getByLabel('Remove the stored key').check();
+    await admin.getByRole('button', { name: 'Save gpt' }).click();
+    await admin.getByText('Model gpt saved.').waitFor();
+    expect(await admin.locator('tbody td').nth(3).textContent()).toBe('not set');
+    await member.goto(`${service.url}/settings/models?account=${org}`);
+    expect(await member.getByRole('button', { name: 'Add model' }).count()).toBe(0);
+    await look(member, 'models-member');
+
+    // An account token, created and revoked.
+    await admin.goto(`${service.url}/settings/tokens`);
+    await admin.getByLabel('Name', { exact: true }).fill('tour');
+    await admin.getByLabel('Read projects').check();
+    await admin.getByRole('button', { name: 'Create token' }).click();
+    await admin.locator('#token-secret').waitFor();
+    await look(admin, 'token-created');
+    await admin.getByRole('link', { name: 'Back to your tokens' }).click();
+    await admin.getByRole('button', { name: 'Revoke tour' }).click();
+    await expect
+      .poll(() => admin.getByRole('heading', { level: 3, name: /tour/ }).textContent())
+      .toContain('revoked');
+    await look(admin, 'tokens');
+
+    // An app connected through OAuth (consent in the same session), then disconnected.
+    const registered = await register(service, {
+      client_name: 'Tour <Agent>',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+    const client = (await registered.json()) as { client_id: string };
+    const authorize = new URL(`${service.url}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+      state: 'tour',
+      scope: 'project:read',
+    }).toString();
+    await admin.goto(authorize.toString());
+    await admin.getByRole('button', { name: 'Approve' }).click();
+    await admin.waitForURL(/\/callback\?/);
+    await admin.goto(`${service.url}/settings/apps`);
+    expect(await admin.getByRole('heading', { level: 2 }).allTextContents()).toEqual(['Tour <Agent>']);
+    await look(admin, 'apps');
+    await admin.getByRole('button', { name: 'Disconnect Tour <Agent>' }).click();
+    await admin.getByText('No apps are connected to your account.').waitFor();
+    await look(admin, 'apps-none');
+    await admin.goto(`${service.url}/settings/profile`);
+    await admin.getByLabel('Name').fill('x'.repeat(101));
+    await admin.getByRole('button', { name: 'Save profile' }).click();
+    await admin.locator('#f-displayName-error').waitFor();
+    expect(await admin.getByLabel('Name').inputValue()).toBe('x'.repeat(101));
+    await look(admin, 'profile-error');
+    await admin.getByLabel('Name').fill('Ada Admin');
+    await admin.getByLabel('E-mail').fill('ada@example.com');
+    await admin.getByRole('button', { name: 'Save profile' }).click();
+    await admin.getByText('Profile saved.').waitFor();
+    await look(admin, 'profile');
+
+    // Deleting a project asks for its handle first.
+    await admin.goto(`${service.url}/accounts/${org}/projects/website`);
+    await admin.getByRole('link', { name: 'Delete this project…' }).click();
+    await look(admin, 'project-delete');
+    await admin.getByLabel(/Type the project handle/).fill('web');
+    await admin.getByRole('button', { name: 'Delete Website' }).click();
+    await admin.locator('#f-confirm-error').waitFor();
+    expect(await count('select count(*) as n from projects where handle = $1', ['website'])).toBe(1);
+    await admin.getByLabel(/Type the project handle/).fill('website');
+    await admin.getByRole('button', { name: 'Delete Website' }).click();
+    await admin.waitForURL(`${service.url}/accounts/${org}`);
+    expect(await admin.locator('main').textContent()).toContain('No projects yet');
+
+    // The key never reached a page, and every change above was made by the web door of the pipeline.
+    for (const html of seen) expect(html).not.toContain(apiKey);
+    const doors = (await sql(
+      service,
+      `select distinct details->>'door' as door from audit_events
+        where actor_user_id = (select user_id from accounts where handle = $1)`,
+      [adminHandle],
+    )) as { door: string }[];
+    expect(doors).toEqual([{ door: 'web' }]);
+    expect(looked.size).toBeGreaterThanOrEqual(20);
+  });
+});
