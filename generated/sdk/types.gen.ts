@@ -3247,7 +3247,7 @@ export type RemoveIdentityProviderError = RemoveIdentityProviderErrors[keyof Rem
 
 export type RemoveIdentityProviderResponses = {
     /**
-     * Removed
+     * Removed, or there was none.
      */
     204: void;
 };
