@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { findTextIssues } from '../../src/lib/text-input.ts';
-import { mcpClient } from '../mcp/helpers.ts';
+import { jsonRpcOf, mcpClient } from '../mcp/helpers.ts';
 import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -148,19 +148,23 @@ describe('REST', () => {
 });
 
 describe('MCP', () => {
-  it('answers a tool call with NUL in an argument with a 400 problem as a tool error', async () => {
+  it('answers a tool call with NUL in an argument with invalid params carrying the 400 problem', async () => {
     const client = await mcpClient(service, ada.token);
     try {
       const before = await projectCount();
-      const result = await client.callTool({
-        name: 'create_project',
-        arguments: { account: 'ada', handle: 'nul', name: 'Bad\u0000name', sourceLocale: 'en' },
-      });
-      expect(result.isError).toBe(true);
-      const problem = JSON.parse((result.content as { text: string }[])[0]!.text);
-      expect(problem.status).toBe(400);
-      expect(problem.errors).toContainEqual({
-        pointer: '/body/name',
+      const error = await client
+        .callTool({
+          name: 'create_project',
+          arguments: { account: 'ada', handle: 'nul', name: 'Bad\u0000name', sourceLocale: 'en' },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e as { code: number; data: { status: number; errors: unknown[] } },
+        );
+      expect(error?.code).toBe(-32602);
+      expect(error?.data.status).toBe(400);
+      expect(error?.data.errors).toContainEqual({
+        pointer: '/arguments/name',
         message: expect.stringMatching(/U\+0000/),
       });
       expect(await projectCount()).toBe(before);
@@ -187,7 +191,7 @@ describe('MCP params and arguments', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
       });
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ id: 7, error: { code: -32602 } });
+      expect(await jsonRpcOf(response)).toMatchObject({ id: 7, error: { code: -32602 } });
     }
   });
 

@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/oauth/rate-limits.ts';
+import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -48,9 +49,11 @@ async function heldPost(path: string, body: unknown, token = ada.token) {
       res.on('data', (chunk) => {
         text += chunk;
       });
-      res.once('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }),
-      );
+      res.once('end', () => {
+        // /mcp answers 2025-era requests as one SSE message; the REST API as JSON.
+        const json = jsonRpcTextOf(text, String(res.headers['content-type'] ?? ''));
+        resolve({ status: res.statusCode ?? 0, body: json ? JSON.parse(json) : undefined });
+      });
     });
   });
   const [socket] = (await once(req, 'socket')) as [Socket];
