@@ -1,18 +1,12 @@
 // Spec section 8: request limits on the OAuth endpoints, plus a limit on failed bearer authentications
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
-// against the same budget; in memory otherwise (one instance).
+// against the same budget; in memory otherwise (one instance). The budgets are settings (config.rateLimits).
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { ServiceContext } from '../app.ts';
-
-export const LIMITS = {
-  register: { perMinute: 5 },
-  token: { perMinute: 30 },
-  failedAuth: { perMinute: 20 },
-} as const;
 
 const WINDOW_MS = 60_000;
 const KEY_PREFIX = 'l10n:rl:';
@@ -63,6 +57,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     },
   });
 
+  const limits = ctx.config.rateLimits;
   const byAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
   const failedAuthStore = store('failed-auth') ?? new MemoryStore();
 
@@ -71,11 +66,11 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   const peekForm = express.raw({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
 
   return {
-    register: rateLimit({ ...common('register', LIMITS.register.perMinute), keyGenerator: byAddress }),
+    register: rateLimit({ ...common('register', limits.registerPerMinute), keyGenerator: byAddress }),
     tokenEndpoint: (name) => [
       peekForm,
       rateLimit({
-        ...common(name, LIMITS.token.perMinute),
+        ...common(name, limits.tokenPerMinute),
         keyGenerator: (req) => `${byAddress(req)}|${clientIdOf(req)}`,
       }),
     ],
@@ -83,7 +78,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
       failedAuthStore,
       byAddress,
       rateLimit({
-        ...common('failed-auth', LIMITS.failedAuth.perMinute),
+        ...common('failed-auth', limits.failedAuthPerMinute),
         store: failedAuthStore,
         keyGenerator: byAddress,
         skipSuccessfulRequests: true,
