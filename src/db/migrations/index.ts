@@ -1,10 +1,12 @@
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261122010000_oauth } from './Migration20261122010000_oauth.ts';
 import { Migration20261123030000_token_grant } from './Migration20261123030000_token_grant.ts';
+import { Migration20261123080000_list_indexes } from './Migration20261123080000_list_indexes.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
   { name: 'Migration20261122010000_oauth', class: Migration20261122010000_oauth },
   { name: 'Migration20261123030000_token_grant', class: Migration20261123030000_token_grant },
+  { name: 'Migration20261123080000_list_indexes', class: Migration20261123080000_list_indexes },
 ];
