@@ -61,6 +61,9 @@ class PgAdapter implements Adapter {
     return storageKey(this.#model, id);
   }
 
+  // oidc-provider saves some models again unchanged (a session touched by a request, a grant re-saved
+  // after a consent that added nothing). The payload carries `exp`, so an identical payload means an
+  // identical expiry: such a save writes nothing (no new row version, no WAL), it is one statement either way.
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
@@ -68,7 +71,9 @@ class PgAdapter implements Adapter {
       `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
        values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
        on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
-         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
+       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
+         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
       [
         this.#model,
         this.#key(id),
