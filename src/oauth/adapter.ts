@@ -11,6 +11,11 @@ export interface AdapterOptions {
   cipher: FieldCipher;
   /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
   refreshGraceSeconds: number;
+  /**
+   * True (once) for a refresh token whose rotation claim (refresh-grace.ts) already set consumed_at in this
+   * request, so consume() need not send the same update again.
+   */
+  consumedByClaim?: (key: string) => boolean;
 }
 
 interface Row {
@@ -103,6 +108,7 @@ class PgAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
+    if (this.#model === 'RefreshToken' && this.#options.consumedByClaim?.(this.#key(id))) return;
     // The first consumption time is kept (never moved forward), so the refresh grace window cannot be
     // stretched by using the old token again and again.
     const result = await this.#db.execute<{ affectedRows: number }>(

@@ -59,7 +59,12 @@ export function createProvider(ctx: ServiceContext): Provider {
 
   const refreshGrace = createRefreshGrace(orm, ctx.cipher);
   const configuration: Configuration = {
-    adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
+    adapter: createAdapterFactory({
+      orm,
+      cipher: ctx.cipher,
+      refreshGraceSeconds: REFRESH_GRACE_SECONDS,
+      consumedByClaim: refreshGrace.consumedByClaim,
+    }),
     clients: [
       {
         client_id: WEB_CLIENT.id,

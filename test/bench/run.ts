@@ -10,19 +10,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { hashToken } from '../../src/authz/account-tokens.ts';
-import { ALL_SCOPES } from '../../src/authz/scopes.ts';
-import { Project, User } from '../../src/db/entities/index.ts';
-import { openDatabase } from '../../src/db/orm.ts';
-import { createOrganization } from '../../src/domain/organizations.ts';
-import { issueAccountToken } from '../../src/domain/tokens.ts';
-import { createUserWithAccount } from '../../src/domain/users.ts';
 import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
 import { type Comparison, compare, type Side, settings } from './compare.ts';
 import { type Child, startChild } from './processes.ts';
-import { FULL_SCALE, type SeedSizes, seedScale } from './seed.ts';
+import { FULL_SCALE, type SeedSizes } from './seed.ts';
+import { admin, type BenchDatabase, databases, prepareDatabase } from './setup.ts';
 import type { Target } from './wrk.ts';
 
 const serverUrl = process.env.DATABASE_URL;
@@ -46,89 +39,7 @@ const scale =
   process.env.BENCH_SCALE === 'full' ? FULL_SCALE : process.env.BENCH_SCALE === 'ci' ? CI_SCALE : undefined;
 
 const work = mkdtempSync(join(tmpdir(), 'l10n-bench-'));
-const databases: string[] = [];
 const children: Child[] = [];
-
-async function admin(sql: string, url = serverUrl!) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-interface BenchDatabase {
-  url: string;
-  token: string;
-  tokenHash: Buffer;
-  userId: string;
-  accountId: string;
-}
-
-/** A migrated database with user `bench` (token, 20 projects, a 200-entry glossary) and an organization
- * `bench-glossary` with a 5,000-entry one; grown to `sizes` when given. */
-async function prepareDatabase(name: string, sizes?: SeedSizes): Promise<BenchDatabase> {
-  const dbName = `bench_${name}_${Date.now()}`;
-  await admin(`create database ${dbName}`);
-  databases.push(dbName);
-  const url = new URL(serverUrl!);
-  url.pathname = `/${dbName}`;
-  const orm = await openDatabase(url.toString());
-  const em = orm.em.fork();
-  const { user, account } = createUserWithAccount(em, { handle: 'bench', displayName: 'Bench' });
-  const { secret } = issueAccountToken(em, {
-    account,
-    createdById: user.id,
-    name: 'bench',
-    scopes: ALL_SCOPES,
-  });
-  for (let i = 0; i < 20; i++) {
-    em.create(Project, {
-      account,
-      handle: `p${i}`,
-      name: `Project ${i}`,
-      sourceLocale: 'en',
-      targetLocales: ['de'],
-    });
-  }
-  await em.flush();
-  const creator = await em.findOneOrFail(User, { id: user.id });
-  const { account: org } = createOrganization(em, creator, {
-    handle: 'bench-glossary',
-    displayName: 'Glossary',
-  });
-  await em.flush();
-  await orm.close();
-
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  for (const [accountId, entries] of [
-    [account.id, 200],
-    [org.id, 5000],
-  ] as const) {
-    await client.query(
-      `with v as (insert into glossary_versions (id, account_id, version) values (gen_random_uuid(), $1, 1) returning id)
-       insert into glossary_entries (id, glossary_version_id, position, term, definition, translations)
-       select gen_random_uuid(), v.id, p, 'term ' || p, 'What term ' || p || ' means in this product, in one line.',
-              jsonb_build_object('de', 'Begriff ' || p, 'fr', 'terme ' || p)
-       from v, generate_series(0, $2 - 1) p`,
-      [accountId, entries],
-    );
-  }
-  if (sizes)
-    await seedScale(client, sizes, { callerUserId: user.id, log: (m) => console.log(`  seed ${m}`) });
-  await client.query('analyze');
-  await client.end();
-  return {
-    url: url.toString(),
-    token: secret,
-    tokenHash: hashToken(secret),
-    userId: user.id,
-    accountId: account.id,
-  };
-}
 
 async function startService(db: BenchDatabase): Promise<{ child: Child; url: string }> {
   const port = await freePort();
@@ -182,7 +93,7 @@ async function check(target: Target): Promise<Target> {
 const results: Comparison[] = [];
 const notes: string[] = [];
 try {
-  const db = await prepareDatabase('small');
+  const db = await prepareDatabase(serverUrl, 'small');
   const service = await startService(db);
   const auth = { authorization: `Bearer ${db.token}` };
   const rssIdle = service.child.rssMb();
@@ -375,7 +286,7 @@ end
   );
 
   if (scale) {
-    const big = await prepareDatabase('scaled', scale);
+    const big = await prepareDatabase(serverUrl, 'scaled', scale);
     const scaled = await startService(big);
     const bigAuth = { authorization: `Bearer ${big.token}` };
     const on = (url: string, path: string) =>
@@ -417,7 +328,8 @@ end
   }
 } finally {
   for (const child of children.reverse()) await child.stop();
-  for (const name of databases) await admin(`drop database if exists ${name} with (force)`).catch(() => {});
+  for (const name of databases)
+    await admin(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {});
   rmSync(work, { recursive: true, force: true });
 }
 
