@@ -29,13 +29,13 @@ const mint = createServer(async (req, res) => {
   const tokens: string[] = [];
   for (let i = 0; i < n; i++) {
     const grant = new provider.Grant({ accountId: 'bench-user', clientId: CLIENT_ID });
-    grant.addOIDCScope('openid offline_access');
+    grant.addOIDCScope('offline_access');
     const grantId = await grant.save();
     const token = new provider.RefreshToken({
       client,
       accountId: 'bench-user',
       grantId,
-      scope: 'openid offline_access',
+      scope: 'offline_access',
       gty: 'authorization_code',
     });
     tokens.push(await token.save());
