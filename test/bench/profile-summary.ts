@@ -25,7 +25,7 @@ function bucket(node: ProfileNode): string {
   if (pkg) return pkg[1]!;
   if (url.includes('/src/')) return `src/${url.split('/src/')[1]!.split('/')[0]}`;
   if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
-  return `(${functionName || 'native'})`;
+  return functionName.startsWith('(') ? functionName : `(${functionName || 'native'})`;
 }
 
 const totals = new Map<string, number>();
