@@ -53,6 +53,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** node:http server timeouts: whole request headers, whole request, idle keep-alive connection. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** Requests per minute on the OAuth endpoints and failed bearer authentications (see oauth/rate-limits.ts). */
+  rateLimits: RateLimitSettings;
   /** Sign-in providers for people; each is on when its settings are present. */
   providers: ProvidersConfig;
   /** DNS servers for domain verification (`ip` or `ip:port`); unset: the system's resolvers. */
@@ -71,6 +73,15 @@ export interface ProvidersConfig {
   github?: { clientId: string; clientSecret: string; url: string; apiUrl: string };
   google?: OidcProviderConfig;
   oidc?: OidcProviderConfig;
+}
+
+export interface RateLimitSettings {
+  /** POST /oauth/register, per client address. */
+  registerPerMinute: number;
+  /** Each of /oauth/token, /oauth/revoke, /oauth/introspect, per address and client. */
+  tokenPerMinute: number;
+  /** Failed bearer authentications on the API and MCP, per address. */
+  failedAuthPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -241,6 +252,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('FIELD_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
   }
 
+  // Defaults are the spec's numbers; a load test raises them rather than bypassing the limiters.
+  const rateLimits: RateLimitSettings = {
+    registerPerMinute: parsePositiveInt(
+      'RATE_LIMIT_REGISTER_PER_MINUTE',
+      str('RATE_LIMIT_REGISTER_PER_MINUTE'),
+      5,
+      problems,
+    ),
+    tokenPerMinute: parsePositiveInt(
+      'RATE_LIMIT_TOKEN_PER_MINUTE',
+      str('RATE_LIMIT_TOKEN_PER_MINUTE'),
+      30,
+      problems,
+    ),
+    failedAuthPerMinute: parsePositiveInt(
+      'RATE_LIMIT_FAILED_AUTH_PER_MINUTE',
+      str('RATE_LIMIT_FAILED_AUTH_PER_MINUTE'),
+      20,
+      problems,
+    ),
+  };
+
   if (devLogin && production) problems.push('DEV_LOGIN cannot be enabled with NODE_ENV=production');
   if (cimdAllowLoopback && production) {
     problems.push('CIMD_ALLOW_LOOPBACK cannot be enabled with NODE_ENV=production');
@@ -283,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPostgresPort,
     shutdownTimeoutMs,
     http,
+    rateLimits,
   };
 }
 
@@ -371,6 +405,21 @@ function parseBool(name: string, raw: string | undefined, fallback: boolean, pro
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   problems.push(`${name} must be true or false (got "${raw}")`);
   return fallback;
+}
+
+function parsePositiveInt(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  problems: string[],
+): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    problems.push(`${name} must be a whole number of at least 1 (got "${raw}")`);
+    return fallback;
+  }
+  return n;
 }
 
 function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {

@@ -11,6 +11,11 @@ export interface AdapterOptions {
   cipher: FieldCipher;
   /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
   refreshGraceSeconds: number;
+  /**
+   * True (once) for a refresh token whose rotation claim (refresh-grace.ts) already set consumed_at in this
+   * request, so consume() need not send the same update again.
+   */
+  consumedByClaim?: (key: string) => boolean;
 }
 
 interface Row {
@@ -61,6 +66,9 @@ class PgAdapter implements Adapter {
     return storageKey(this.#model, id);
   }
 
+  // oidc-provider saves some models again unchanged (a session touched by a request, a grant re-saved
+  // after a consent that added nothing). The payload carries `exp`, so an identical payload means an
+  // identical expiry: such a save writes nothing (no new row version, no WAL), it is one statement either way.
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
@@ -76,7 +84,9 @@ class PgAdapter implements Adapter {
       `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
        values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
        on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
-         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
+       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
+         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
       [
         this.#model,
         this.#key(id),
@@ -106,6 +116,7 @@ class PgAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
+    if (this.#model === 'RefreshToken' && this.#options.consumedByClaim?.(this.#key(id))) return;
     // The first consumption time is kept (never moved forward), so the refresh grace window cannot be
     // stretched by using the old token again and again.
     const result = await this.#db.execute<{ affectedRows: number }>(

@@ -61,7 +61,12 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
 
   const refreshGrace = createRefreshGrace(orm, ctx.cipher);
   const configuration: Configuration = {
-    adapter: createAdapterFactory({ orm, cipher: ctx.cipher, refreshGraceSeconds: REFRESH_GRACE_SECONDS }),
+    adapter: createAdapterFactory({
+      orm,
+      cipher: ctx.cipher,
+      refreshGraceSeconds: REFRESH_GRACE_SECONDS,
+      consumedByClaim: refreshGrace.consumedByClaim,
+    }),
     // No built-in clients: our own pages use the browser session (src/identity), not OAuth.
     clients: [],
     jwks: config.signingJwks as Configuration['jwks'],

@@ -2,19 +2,14 @@
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
 // against the same budget; in memory otherwise (one instance). When Redis is unreachable the limits are
 // not enforced (requests are served, never refused for it), the outage is logged once when it starts and
-// once when it ends, and counting resumes by itself when Redis is back.
+// once when it ends, and counting resumes by itself when Redis is back. The budgets are
+// settings (config.rateLimits).
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { ServiceContext } from '../app.ts';
-
-export const LIMITS = {
-  register: { perMinute: 5 },
-  token: { perMinute: 30 },
-  failedAuth: { perMinute: 20 },
-} as const;
 
 const WINDOW_MS = 60_000;
 const KEY_PREFIX = 'l10n:rl:';
@@ -87,6 +82,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     },
   });
 
+  const limits = ctx.config.rateLimits;
   const byAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
   const failedAuthStore = store('failed-auth') ?? new MemoryStore();
 
@@ -95,15 +91,15 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   const peekForm = express.raw({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
 
   return {
-    register: rateLimit({ ...common('register', LIMITS.register.perMinute), keyGenerator: byAddress }),
+    register: rateLimit({ ...common('register', limits.registerPerMinute), keyGenerator: byAddress }),
     tokenEndpoint: (name) => [
       peekForm,
       rateLimit({
-        ...common(name, LIMITS.token.perMinute),
+        ...common(name, limits.tokenPerMinute),
         keyGenerator: (req) => `${byAddress(req)}|${clientIdOf(req)}`,
       }),
     ],
-    failedAuth: countOnlyFailures(failedAuthStore, byAddress, LIMITS.failedAuth.perMinute, ctx),
+    failedAuth: countOnlyFailures(failedAuthStore, byAddress, limits.failedAuthPerMinute, ctx),
     async redisStatus() {
       if (!redis) return undefined;
       // Just after start, or while reconnecting, the connection gets up to a second to be ready.

@@ -25,11 +25,19 @@ export interface RefreshGrace {
   claim(koa: KoaContextWithOIDC): Promise<boolean>;
   /** provider.use(): stores the successor a rotation produced, or puts it into a parallel request's answer. */
   middleware(koa: KoaContextWithOIDC, next: () => Promise<void>): Promise<void>;
+  /**
+   * For the adapter's consume(): true, once, when claim() won this token's rotation moments ago (its update
+   * already set consumed_at), so the rotation sends that update once instead of twice.
+   */
+  consumedByClaim(key: string): boolean;
 }
 
 export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace {
   const db = () => orm.em.getConnection();
   const successors = new WeakMap<KoaContextWithOIDC, string>();
+  // oidc-provider calls consume() right after a claim that returned true; an entry that somehow is never
+  // taken is dropped at the next claim after a minute, so the set cannot grow.
+  const claimed = new Map<string, number>();
   const keyOf = (value: string) => storageKey('RefreshToken', value);
   const aad = (key: string) => `oidc-refresh-successor:${key}`;
 
@@ -52,7 +60,12 @@ export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace 
         [key],
         'run',
       );
-      if (won.affectedRows === 1) return true;
+      if (won.affectedRows === 1) {
+        const now = Date.now();
+        for (const [stale, at] of claimed) if (now - at > 60_000) claimed.delete(stale);
+        claimed.set(key, now);
+        return true;
+      }
       const deadline = Date.now() + SUCCESSOR_WAIT_MS;
       for (;;) {
         const successor = await storedSuccessor(key);
@@ -63,6 +76,10 @@ export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace 
         if (Date.now() > deadline) throw new errors.InvalidGrant('refresh token already used');
         await sleep(SUCCESSOR_POLL_MS);
       }
+    },
+
+    consumedByClaim(key) {
+      return claimed.delete(key);
     },
 
     async middleware(koa, next) {

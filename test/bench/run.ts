@@ -1,13 +1,375 @@
-// `npm run bench`: not a test. Prints requests/s, latency and ratios; the numbers go into issue notes.
-// Runs are sequential in one process, so the two sides of each comparison share the same machine state.
-import { startBenchService } from './harness.ts';
-import { benchMcp } from './mcp.ts';
-import { benchRest } from './rest.ts';
+// `npm run bench`: not a test. Measures the service (started as `npm start` starts it, in its own process)
+// with wrk (another process) against baselines (more processes), each comparison in alternating rounds,
+// and writes the table into docs/performance.md between the bench markers.
+//
+//   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench
+//   BENCH_ROUNDS (5), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3): round shape;
+//   BENCH_SCALE=ci|full: also grow a second database (npm run bench:seed's generator) and compare on it;
+//   BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops;
+//   BENCH_WRITE_DOC=0: print only.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
+import { freePort } from '../support/ports.ts';
+import { type Comparison, compare, type Side, settings } from './compare.ts';
+import { type Child, startChild } from './processes.ts';
+import { FULL_SCALE, type SeedSizes } from './seed.ts';
+import { admin, type BenchDatabase, databases, prepareDatabase } from './setup.ts';
+import type { Target } from './wrk.ts';
 
-const env = await startBenchService();
+const serverUrl = process.env.DATABASE_URL;
+if (!serverUrl) {
+  console.error('Set DATABASE_URL to a PostgreSQL server (any database on it); the bench creates its own.');
+  process.exit(2);
+}
+
+const CI_SCALE: SeedSizes = {
+  users: 20_000,
+  organizations: 2_000,
+  membersPerOrganization: 5,
+  projects: 40_000,
+  glossaries: 500,
+  entriesPerGlossary: 200,
+  bigProjects: 10_000,
+  bigMembers: 10_000,
+  bigOtherLists: 1_000,
+};
+const scale =
+  process.env.BENCH_SCALE === 'full' ? FULL_SCALE : process.env.BENCH_SCALE === 'ci' ? CI_SCALE : undefined;
+
+const work = mkdtempSync(join(tmpdir(), 'l10n-bench-'));
+const children: Child[] = [];
+
+async function startService(db: BenchDatabase): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(work, 'data-'));
+  const cpuProf = process.env.BENCH_CPU_PROF;
+  const child = await startChild(
+    'src/main.ts',
+    {
+      NODE_ENV: 'development',
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      DEV_LOGIN: 'true',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
+      RATE_LIMIT_REGISTER_PER_MINUTE: '1000',
+      // With 32 connections the failed-authentication limiter refuses good requests too (it counts every
+      // request in flight until it succeeds; see docs/performance.md), so the benchmark raises it.
+      RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
+    },
+    /listening on/,
+    cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
+  );
+  children.push(child);
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function startBare(
+  db: BenchDatabase,
+  statements: { text: string; values: unknown[] }[],
+): Promise<string> {
+  const child = await startChild(
+    'test/bench/bare-server.ts',
+    { DATABASE_URL: db.url, BARE_STATEMENTS: JSON.stringify(statements) },
+    /^BARE_LISTENING \d+/,
+  );
+  children.push(child);
+  return `http://127.0.0.1:${child.ready.split(' ')[1]}/`;
+}
+
+/** Refuses to measure an error path: the target must answer 200 first. */
+async function check(target: Target): Promise<Target> {
+  const response = await fetch(target.url, {
+    method: target.method ?? 'GET',
+    headers: target.headers,
+    body: target.body,
+  });
+  if (response.status !== 200)
+    throw new Error(`${target.url} answers ${response.status}: ${await response.text()}`);
+  return target;
+}
+
+const results: Comparison[] = [];
+const notes: string[] = [];
 try {
-  await benchRest(env);
-  await benchMcp(env);
+  const db = await prepareDatabase(serverUrl, 'small');
+  const service = await startService(db);
+  const auth = { authorization: `Bearer ${db.token}` };
+  const rssIdle = service.child.rssMb();
+  const projects = await check({ url: `${service.url}/api/v1/accounts/bench/projects`, headers: auth });
+
+  const listStatement = {
+    text: 'select * from projects where account_id = $1 order by id asc limit 21',
+    values: [db.accountId],
+  };
+  const bareList = await startBare(db, [listStatement]);
+  const barePipeline = await startBare(db, [
+    {
+      text: `select t.id, t.scopes, t.expires_at, t.revoked_at, a.id as account_id, a.kind
+               from account_tokens t join accounts a on a.id = t.account_id
+               left join oidc_models g on g.model = 'Grant' and g.id = t.oauth_grant_id
+              where t.token_hash = $1`,
+      values: [`\\x${db.tokenHash.toString('hex')}`],
+    },
+    { text: 'select * from accounts where handle = $1', values: ['bench'] },
+    listStatement,
+  ]);
+
+  const rest: Side = { name: 'REST list projects', target: projects };
+  results.push(
+    await compare(
+      'REST read vs bare pg (one query)',
+      { name: 'bare node:http + pg, 1 query', target: { url: bareList } },
+      rest,
+      {
+        aim: 0.5,
+      },
+    ),
+  );
+  results.push(
+    await compare(
+      'REST read vs bare pg (same statements)',
+      { name: 'bare node:http + pg, 3 queries', target: { url: barePipeline } },
+      rest,
+      { aim: 0.9 },
+    ),
+  );
+  results.push(
+    await compare(
+      'p99 at 32 connections',
+      { name: 'bare node:http + pg, 3 queries', target: { url: barePipeline } },
+      rest,
+      {
+        latencyAim: 25,
+        connections: 32,
+      },
+    ),
+  );
+
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'list_projects', arguments: { account: 'bench' } },
+  };
+  const mcp = await check({
+    url: `${service.url}/mcp`,
+    method: 'POST',
+    headers: {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify(call),
+  });
+  results.push(
+    await compare(
+      'MCP tools/call vs REST',
+      rest,
+      { name: 'MCP tools/call list_projects', target: mcp },
+      { aim: 0.9 },
+    ),
+  );
+
+  for (const [account, entries, rpsAim] of [
+    ['bench', 200, 1000],
+    ['bench-glossary', 5000, 100],
+  ] as const) {
+    const glossary = await check({
+      url: `${service.url}/api/v1/accounts/${account}/glossary`,
+      headers: auth,
+    });
+    const bare = await startBare(db, [
+      {
+        text: `select e.* from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
+                join accounts a on a.id = v.account_id
+               where a.handle = $1 and v.version = (select max(version) from glossary_versions where account_id = a.id)
+               order by e.position`,
+        values: [account],
+      },
+    ]);
+    results.push(
+      await compare(
+        `Glossary read, ${entries} entries`,
+        { name: 'bare node:http + pg, entries query', target: { url: bare } },
+        { name: `REST get glossary (${entries})`, target: glossary },
+        { rpsAim },
+      ),
+    );
+  }
+
+  // The refresh grant: each connection follows its own chain of rotated refresh tokens (a token works once),
+  // so every run starts from fresh tokens: one per connection, plus one for the request() call wrk makes
+  // before the connections start (it takes a token that is never sent).
+  const chains = 11;
+  const bareOidcPort = await freePort();
+  const bareOidc = await startChild(
+    'test/bench/bare-oidc.ts',
+    { BARE_OIDC_PORT: String(bareOidcPort) },
+    /^BARE_OIDC_LISTENING \d+/,
+  );
+  children.push(bareOidc);
+  const mintUrl = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint`;
+  const ours = { url: service.url, config: {} } as never;
+  const { client, redirectUri } = await registerPublicClient(ours);
+  const ourTokens = async (n: number) => {
+    const tokens: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const { code, verifier } = await authorize(ours, new CookieJar(), client, redirectUri, {
+        handle: `r${Date.now().toString(36)}${i}`,
+        create: true,
+      });
+      const response = await fetch(`${service.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: redirectUri,
+          client_id: client.client_id,
+        }).toString(),
+      });
+      const body = (await response.json()) as { refresh_token?: string };
+      if (!body.refresh_token) throw new Error(`no refresh token: ${JSON.stringify(body)}`);
+      tokens.push(body.refresh_token);
+    }
+    return tokens;
+  };
+  const refreshTarget = (url: string, clientId: string, tokens: string[]): Target => ({
+    url,
+    script: `
+local initial = { ${tokens.map((t) => `"${t}"`).join(', ')} }
+local tokens = {}
+init = function(args)
+  for _, t in ipairs(initial) do table.insert(tokens, t) end
+end
+request = function()
+  local t = table.remove(tokens, 1) or "exhausted"
+  return wrk.format("POST", nil, { ["content-type"] = "application/x-www-form-urlencoded" },
+    "grant_type=refresh_token&client_id=${encodeURIComponent(clientId)}&refresh_token=" .. t)
+end
+response = function(status, headers, body)
+  local t = body:match('"refresh_token":"([^"]+)"')
+  if t then table.insert(tokens, t) end
+end
+`,
+  });
+  results.push(
+    await compare(
+      'Refresh grant vs bare oidc-provider',
+      {
+        name: 'bare oidc-provider 9, memory adapter',
+        target: async () => {
+          const minted = (await (await fetch(`${mintUrl}?n=${chains}`)).json()) as {
+            clientId: string;
+            tokens: string[];
+          };
+          return refreshTarget(
+            `http://127.0.0.1:${bareOidcPort}/oauth/token`,
+            minted.clientId,
+            minted.tokens,
+          );
+        },
+      },
+      {
+        name: 'POST /oauth/token refresh_token',
+        target: async () =>
+          refreshTarget(`${service.url}/oauth/token`, client.client_id, await ourTokens(chains)),
+      },
+      { aim: 0.6 },
+    ),
+  );
+
+  const served = results.filter(
+    (r) => r.subject.startsWith('REST') || r.subject.startsWith('MCP') || r.subject.startsWith('POST'),
+  );
+  const requests = served.reduce((sum, r) => sum + r.subjectRequests, 0);
+  notes.push(
+    `RSS of the service: ${rssIdle} MB after start, ${service.child.rssMb()} MB after about ${Math.round(requests / 1000)}k requests (aim: ≤ 150 MB idle, flat under load).`,
+  );
+
+  if (scale) {
+    const big = await prepareDatabase(serverUrl, 'scaled', scale);
+    const scaled = await startService(big);
+    const bigAuth = { authorization: `Bearer ${big.token}` };
+    const on = (url: string, path: string) =>
+      check({ url: `${url}${path}`, headers: path.includes('bench/') ? auth : bigAuth });
+    results.push(
+      await compare(
+        'Scaled vs empty database: list projects',
+        { name: 'empty database', target: await on(service.url, '/api/v1/accounts/bench/projects') },
+        {
+          name: 'scaled database',
+          target: await check({ url: `${scaled.url}/api/v1/accounts/bench/projects`, headers: bigAuth }),
+        },
+        { aim: 1 / 1.2 },
+      ),
+    );
+    for (const [what, path] of [
+      ['projects', '/api/v1/accounts/seed-{org}/projects'],
+      ['members', '/api/v1/organizations/seed-{org}/members'],
+    ] as const) {
+      results.push(
+        await compare(
+          `First page of ${what}: big vs typical organization`,
+          {
+            name: 'seed-typical (20)',
+            target: await check({
+              url: `${scaled.url}${path.replace('{org}', 'typical')}`,
+              headers: bigAuth,
+            }),
+          },
+          {
+            name: 'seed-big',
+            target: await check({ url: `${scaled.url}${path.replace('{org}', 'big')}`, headers: bigAuth }),
+          },
+          { aim: 1 / 1.2 },
+        ),
+      );
+    }
+    notes.push(`Scaled database: ${JSON.stringify(scale)}.`);
+  }
 } finally {
-  await env.close();
+  for (const child of children.reverse()) await child.stop();
+  for (const name of databases)
+    await admin(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+}
+
+const errors = (r: Comparison) =>
+  r.baselineErrors + r.subjectErrors
+    ? ` (errors: baseline ${r.baselineErrors}, subject ${r.subjectErrors})`
+    : '';
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const table = [
+  `Measured ${new Date().toISOString().slice(0, 16)} UTC: ${settings.rounds} alternating rounds of ${settings.seconds} s per side (after a ${settings.warmupSeconds} s warm-up of each), medians; wrk, 1 thread.`,
+  '',
+  '| Comparison | Conns | Baseline | req/s | p50 / p99 ms | Subject | req/s | p50 / p99 ms | Ratio (rounds) | Aim |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ...results.map(
+    (r) =>
+      `| ${r.title} | ${r.connections} | ${r.baseline} | ${fmt(r.baselineRps)} | ${fmt(r.baselineP50)} / ${fmt(r.baselineP99)} | ` +
+      `${r.subject} | ${fmt(r.subjectRps)} | ${fmt(r.subjectP50)} / ${fmt(r.subjectP99)} | ` +
+      `${r.ratio.toFixed(2)} (${r.roundRatios.map((x) => x.toFixed(2)).join(', ')}) | ${r.aim}: ${r.meets ? 'meets' : '**below**'}${errors(r)} |`,
+  ),
+  '',
+  ...notes.map((n) => `- ${n}`),
+].join('\n');
+console.log(`\n${table}`);
+
+if (process.env.BENCH_WRITE_DOC !== '0') {
+  const doc = join(import.meta.dirname, '..', '..', 'docs', 'performance.md');
+  const text = readFileSync(doc, 'utf8');
+  const start = '<!-- bench:start -->';
+  const end = '<!-- bench:end -->';
+  const before = text.slice(0, text.indexOf(start) + start.length);
+  const after = text.slice(text.indexOf(end));
+  writeFileSync(doc, `${before}\n${table}\n${after}`);
+  console.log(`written to ${doc}`);
 }

@@ -8,7 +8,7 @@ import type { ServiceContext } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
-import { createRateLimits, LIMITS, type RateLimits } from '../../src/oauth/rate-limits.ts';
+import { createRateLimits, type RateLimits } from '../../src/oauth/rate-limits.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
 
 let limits: RateLimits;
@@ -17,6 +17,8 @@ let server: ReturnType<express.Express['listen']>;
 let url: string;
 let arrived: (() => void) | undefined;
 let closed: (() => void) | undefined;
+
+const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
 
 beforeAll(async () => {
   const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
@@ -45,7 +47,7 @@ afterAll(async () => {
 describe('failed authentication limiter', () => {
   it('does not count calls the client abandons before an answer', async () => {
     const headers = { authorization: 'Bearer bad', 'x-forwarded-for': '198.51.100.7' };
-    for (let i = 0; i < LIMITS.failedAuth.perMinute + 5; i++) {
+    for (let i = 0; i < config.rateLimits.failedAuthPerMinute + 5; i++) {
       const controller = new AbortController();
       const reached = new Promise<void>((resolve) => {
         arrived = resolve;
@@ -68,7 +70,8 @@ describe('failed authentication limiter', () => {
   it('counts only 401s and answers 429 once an address has too many', async () => {
     const probe = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
     for (let i = 0; i < 5; i++) expect((await probe('good')).status).toBe(200);
-    for (let i = 0; i < LIMITS.failedAuth.perMinute; i++) expect((await probe('bad')).status).toBe(401);
+    for (let i = 0; i < config.rateLimits.failedAuthPerMinute; i++)
+      expect((await probe('bad')).status).toBe(401);
     const limited = await probe('bad');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -4,7 +4,6 @@
 // repeated runs never share a counter, and no test waits for a window to pass.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../src/oauth/rate-limits.ts';
 import { hasRedis, REDIS_URL } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
 import { randomAddress, register, startOAuthService } from './helpers.ts';
@@ -52,7 +51,7 @@ describe('rate limits on one instance (memory store)', () => {
 
   it('allows 5 registrations a minute per address, then answers 429', async () => {
     const address = randomAddress();
-    for (let i = 0; i < LIMITS.register.perMinute; i++) {
+    for (let i = 0; i < service.config.rateLimits.registerPerMinute; i++) {
       expect((await register(service, metadata, address)).status).toBe(201);
     }
     await expectLimited(await register(service, metadata, address));
@@ -64,7 +63,7 @@ describe('rate limits on one instance (memory store)', () => {
     const address = randomAddress();
     for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
       const fields = { client_id: 'client-a', grant_type: 'refresh_token', refresh_token: 'x', token: 'x' };
-      for (let i = 0; i < LIMITS.token.perMinute; i++) {
+      for (let i = 0; i < service.config.rateLimits.tokenPerMinute; i++) {
         const response = await post(service, path, address, fields);
         expect(response.status).not.toBe(429);
       }
@@ -74,6 +73,30 @@ describe('rate limits on one instance (memory store)', () => {
       expect((await post(service, path, address, { token: 'x' }, basic)).status).toBe(429);
       expect((await post(service, path, address, { ...fields, client_id: 'client-b' })).status).not.toBe(429);
     }
+  });
+});
+
+describe('rate limits as settings', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startOAuthService({
+      RATE_LIMIT_REGISTER_PER_MINUTE: '2',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '3',
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('applies the configured budgets instead of the defaults', async () => {
+    const address = randomAddress();
+    for (let i = 0; i < 2; i++) expect((await register(service, metadata, address)).status).toBe(201);
+    await expectLimited(await register(service, metadata, address));
+    const fields = { client_id: 'client-a', grant_type: 'refresh_token', refresh_token: 'x' };
+    for (let i = 0; i < 3; i++) {
+      expect((await post(service, '/oauth/token', address, fields)).status).not.toBe(429);
+    }
+    await expectLimited(await post(service, '/oauth/token', address, fields));
   });
 });
 
@@ -92,7 +115,7 @@ describe.skipIf(!(await hasRedis()))('rate limits across two instances (Redis st
   it('counts registrations from one address against one shared budget', async () => {
     const address = randomAddress();
     const statuses: number[] = [];
-    for (let i = 0; i < LIMITS.register.perMinute; i++) {
+    for (let i = 0; i < first.config.rateLimits.registerPerMinute; i++) {
       const instance = i % 2 === 0 ? first : second;
       statuses.push((await register(instance, metadata, address)).status);
     }

@@ -1,6 +1,8 @@
 // What a database dump would give away: no authorization code, access token or refresh token that works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
+import { createFieldCipher } from '../../src/lib/field-encryption.ts';
+import { createAdapterFactory } from '../../src/oauth/adapter.ts';
 import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import type { TestService } from '../support/service.ts';
@@ -70,6 +72,40 @@ describe('OAuth state at rest', () => {
 });
 
 describe('expired OAuth rows', () => {
+  it('writes nothing when a model is saved again unchanged, and the change when it changed', async () => {
+    const orm = await openDatabase(service.database.url);
+    try {
+      const adapter = createAdapterFactory({
+        orm,
+        cipher: createFieldCipher(service.config.fieldEncryptionKey),
+        refreshGraceSeconds: 0,
+      })('Session');
+      const id = `unchanged-${uniqueHandle()}`;
+      const payload = {
+        jti: id,
+        uid: `uid-${id}`,
+        exp: Math.floor(Date.now() / 1000) + 600,
+        kind: 'Session',
+      };
+      // xmin is the transaction that wrote the row's current version: a rewrite changes it.
+      const version = async () =>
+        (
+          (await sql(service, `select xmin::text as v from oidc_models where model = 'Session' and id = $1`, [
+            id,
+          ])) as { v: string }[]
+        )[0]!.v;
+      await adapter.upsert(id, payload, 600);
+      const written = await version();
+      await adapter.upsert(id, { ...payload }, 600);
+      expect(await version()).toBe(written);
+      await adapter.upsert(id, { ...payload, accountId: 'someone' }, 600);
+      expect(await version()).not.toBe(written);
+      expect((await adapter.find(id))?.accountId).toBe('someone');
+    } finally {
+      await orm.close();
+    }
+  });
+
   it('are swept in batches, and nothing unexpired or without expiry is touched', async () => {
     // 2,100 expired rows span three batches of 1,000; the live and never-expiring rows must survive.
     await sql(

@@ -4,7 +4,6 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../src/oauth/rate-limits.ts';
 import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -106,7 +105,7 @@ describe('failed-authentication limiter under concurrent valid traffic', { timeo
 
   // Last: it locks 127.0.0.1 out for the rest of the minute.
   it('still answers 429 after enough real failures, on both doors, even to a valid token', async () => {
-    for (let i = 0; i < LIMITS.failedAuth.perMinute; i++) {
+    for (let i = 0; i < service.config.rateLimits.failedAuthPerMinute; i++) {
       const failed = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
         headers: { authorization: 'Bearer l10n_not-a-token' },
       });

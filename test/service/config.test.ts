@@ -121,6 +121,29 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads the OAuth rate limits, defaulting to 5 register, 30 token and 20 failed authentications a minute', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).rateLimits).toEqual({
+      registerPerMinute: 5,
+      tokenPerMinute: 30,
+      failedAuthPerMinute: 20,
+    });
+    const raised = loadConfig({
+      DATA_DIR: dataDir(),
+      RATE_LIMIT_REGISTER_PER_MINUTE: '50',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '100000',
+      RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '7',
+    });
+    expect(raised.rateLimits).toEqual({
+      registerPerMinute: 50,
+      tokenPerMinute: 100000,
+      failedAuthPerMinute: 7,
+    });
+    expect(problemsOf({ RATE_LIMIT_TOKEN_PER_MINUTE: '0', RATE_LIMIT_REGISTER_PER_MINUTE: '1.5' })).toEqual([
+      expect.stringMatching(/^RATE_LIMIT_REGISTER_PER_MINUTE must be a whole number/),
+      expect.stringMatching(/^RATE_LIMIT_TOKEN_PER_MINUTE must be a whole number/),
+    ]);
+  });
+
   it('refuses a BASE_URL with a path, since it is the OAuth issuer', () => {
     expect(problemsOf({ BASE_URL: 'https://example.com/app' })).toEqual([
       expect.stringMatching(/bare origin/),

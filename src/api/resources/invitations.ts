@@ -37,22 +37,29 @@ function invitationRows(
   organizationId: string,
   filter: { status?: InvitationStatus; afterId?: string; id?: string; limit: number },
 ): Promise<InvitationRow[]> {
+  // The status filter is spelled on the stored columns rather than on the computed status, so the planner
+  // can estimate it and read the (organization, id) index in order, stopping at the page size.
+  const status = filter.status ?? null;
   return em.execute<InvitationRow[]>(
-    `select * from (
-       select i.id, i.email, i.role, i.expires_at, i.responded_at, i.created_at, a.handle as invited_by,
-              case when i.status = 'pending' and i.expires_at <= now() then 'expired' else i.status end as status
-         from invitations i
-         left join accounts a on a.user_id = i.invited_by_id
-        where i.organization_id = ?
-     ) t
-     where (?::text is null or t.status = ?::text)
-       and (?::uuid is null or t.id > ?::uuid)
-       and (?::uuid is null or t.id = ?::uuid)
-     order by t.id asc limit ?`,
+    `select i.id, i.email, i.role, i.expires_at, i.responded_at, i.created_at, a.handle as invited_by,
+            case when i.status = 'pending' and i.expires_at <= now() then 'expired' else i.status end as status
+       from invitations i
+       left join accounts a on a.user_id = i.invited_by_id
+      where i.organization_id = ?
+        and (?::text is null
+             or (?::text = 'pending' and i.status = 'pending' and i.expires_at > now())
+             or (?::text = 'expired' and (i.status = 'expired' or (i.status = 'pending' and i.expires_at <= now())))
+             or (?::text not in ('pending', 'expired') and i.status = ?::text))
+        and (?::uuid is null or i.id > ?::uuid)
+        and (?::uuid is null or i.id = ?::uuid)
+      order by i.id asc limit ?`,
     [
       organizationId,
-      filter.status ?? null,
-      filter.status ?? null,
+      status,
+      status,
+      status,
+      status,
+      status,
       filter.afterId ?? null,
       filter.afterId ?? null,
       filter.id ?? null,

@@ -1,0 +1,103 @@
+// The benchmark's data: a fresh, migrated database per run with a user, a token and the documents the hot
+// requests read, optionally grown by the seed generator. Shared by run.ts and statements.ts.
+import pg from 'pg';
+import { hashToken } from '../../src/authz/account-tokens.ts';
+import { ALL_SCOPES } from '../../src/authz/scopes.ts';
+import { Project, User } from '../../src/db/entities/index.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { createOrganization } from '../../src/domain/organizations.ts';
+import { issueAccountToken } from '../../src/domain/tokens.ts';
+import { createUserWithAccount } from '../../src/domain/users.ts';
+import { type SeedSizes, seedScale } from './seed.ts';
+
+/** Databases created by this process, for the caller to drop at the end. */
+export const databases: string[] = [];
+
+export async function admin(url: string, sql: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface BenchDatabase {
+  url: string;
+  token: string;
+  tokenHash: Buffer;
+  userId: string;
+  accountId: string;
+}
+
+/** A migrated database with user `bench` (token, 20 projects, a 200-entry glossary) and an organization
+ * `bench-glossary` with a 5,000-entry one; grown to `sizes` when given. */
+export async function prepareDatabase(
+  serverUrl: string,
+  name: string,
+  sizes?: SeedSizes,
+): Promise<BenchDatabase> {
+  const dbName = `bench_${name}_${Date.now()}`;
+  await admin(serverUrl, `create database ${dbName}`);
+  // The planner costs docs/performance.md recommends (and the embedded PostgreSQL runs with), whatever the
+  // server's defaults: with random_page_cost 4 a big organization's first page is read by sorting it whole.
+  await admin(serverUrl, `alter database ${dbName} set random_page_cost = 1.1`);
+  await admin(serverUrl, `alter database ${dbName} set effective_io_concurrency = 200`);
+  databases.push(dbName);
+  const url = new URL(serverUrl);
+  url.pathname = `/${dbName}`;
+  const orm = await openDatabase(url.toString());
+  const em = orm.em.fork();
+  const { user, account } = createUserWithAccount(em, { handle: 'bench', displayName: 'Bench' });
+  const { secret } = issueAccountToken(em, {
+    account,
+    createdById: user.id,
+    name: 'bench',
+    scopes: ALL_SCOPES,
+  });
+  for (let i = 0; i < 20; i++) {
+    em.create(Project, {
+      account,
+      handle: `p${i}`,
+      name: `Project ${i}`,
+      sourceLocale: 'en',
+      targetLocales: ['de'],
+    });
+  }
+  await em.flush();
+  const creator = await em.findOneOrFail(User, { id: user.id });
+  const { account: org } = createOrganization(em, creator, {
+    handle: 'bench-glossary',
+    displayName: 'Glossary',
+  });
+  await em.flush();
+  await orm.close();
+
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  for (const [accountId, entries] of [
+    [account.id, 200],
+    [org.id, 5000],
+  ] as const) {
+    await client.query(
+      `with v as (insert into glossary_versions (id, account_id, version) values (gen_random_uuid(), $1, 1) returning id)
+       insert into glossary_entries (id, glossary_version_id, position, term, definition, translations)
+       select gen_random_uuid(), v.id, p, 'term ' || p, 'What term ' || p || ' means in this product, in one line.',
+              jsonb_build_object('de', 'Begriff ' || p, 'fr', 'terme ' || p)
+       from v, generate_series(0, $2 - 1) p`,
+      [accountId, entries],
+    );
+  }
+  if (sizes)
+    await seedScale(client, sizes, { callerUserId: user.id, log: (m) => console.log(`  seed ${m}`) });
+  await client.query('analyze');
+  await client.end();
+  return {
+    url: url.toString(),
+    token: secret,
+    tokenHash: hashToken(secret),
+    userId: user.id,
+    accountId: account.id,
+  };
+}

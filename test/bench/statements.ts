@@ -1,0 +1,119 @@
+// `npm run bench:statements`: how many SQL statements (and which) each hot request sends. Starts the service
+// in this process on a bench database, records every statement at the `pg` driver while one request runs,
+// and prints the count and the statements. Transaction control (begin, commit) counts: each is a round trip.
+//
+//   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:statements
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../../src/config/index.ts';
+import { startServer } from '../../src/server.ts';
+import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
+import { freePort } from '../support/ports.ts';
+import { admin, databases, prepareDatabase } from './setup.ts';
+
+const serverUrl = process.env.DATABASE_URL;
+if (!serverUrl) {
+  console.error('Set DATABASE_URL to a PostgreSQL server (any database on it).');
+  process.exit(2);
+}
+
+let recording = false;
+const recorded: string[] = [];
+const query = pg.Client.prototype.query;
+// biome-ignore lint/suspicious/noExplicitAny: the driver's overloads, passed through unchanged
+pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
+  const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
+  if (recording && typeof text === 'string') recorded.push(text.replace(/\s+/g, ' ').trim());
+  return (query as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof query;
+
+const dir = mkdtempSync(join(tmpdir(), 'l10n-statements-'));
+const db = await prepareDatabase(serverUrl, 'statements');
+const port = await freePort();
+const service = await startServer(
+  loadConfig({
+    NODE_ENV: 'development',
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: db.url,
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    DEV_LOGIN: 'true',
+  }),
+);
+const auth = { authorization: `Bearer ${db.token}` };
+
+async function count(name: string, send: () => Promise<Response>) {
+  await send(); // warm: first-use caches (policies, prepared metadata) are not what a hot request costs
+  recorded.length = 0;
+  recording = true;
+  const response = await send();
+  recording = false;
+  await response.arrayBuffer();
+  const commits = recorded.filter((s) => /^commit\b/i.test(s)).length;
+  console.log(`\n${name}: HTTP ${response.status}, ${recorded.length} statements, ${commits} commits`);
+  for (const s of recorded) console.log(`  - ${s.length > 160 ? `${s.slice(0, 157)}...` : s}`);
+}
+
+try {
+  const get = (path: string) => () => fetch(`${service.url}${path}`, { headers: auth });
+  await count('GET projects (personal account)', get('/api/v1/accounts/bench/projects'));
+  await count('GET projects (organization)', get('/api/v1/accounts/bench-glossary/projects'));
+  await count('GET members', get('/api/v1/organizations/bench-glossary/members'));
+  await count('GET glossary (200 entries)', get('/api/v1/accounts/bench/glossary'));
+  await count('MCP tools/call list_projects', () =>
+    fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_projects', arguments: { account: 'bench' } },
+      }),
+    }),
+  );
+  const ours = { url: service.url, config: {} } as never;
+  const { client, redirectUri } = await registerPublicClient(ours);
+  const tokens: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { code, verifier } = await authorize(ours, new CookieJar(), client, redirectUri, {
+      handle: `s${Date.now().toString(36)}${i}`,
+      create: true,
+    });
+    const issued = await fetch(`${service.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        client_id: client.client_id,
+      }).toString(),
+    });
+    tokens.push(((await issued.json()) as { refresh_token: string }).refresh_token);
+  }
+  await count('POST /oauth/token (refresh grant)', () =>
+    fetch(`${service.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: client.client_id,
+        refresh_token: tokens.shift()!,
+      }).toString(),
+    }),
+  );
+} finally {
+  await service.stop();
+  for (const name of databases) await admin(serverUrl, `drop database if exists ${name} with (force)`);
+  rmSync(dir, { recursive: true, force: true });
+}
