@@ -63,10 +63,28 @@ export function redactUrl(url: string): string {
       } catch {
         // A malformed name is logged as sent; it cannot be one of ours.
       }
-      return eq >= 0 && isSecretParameter(name) ? `${rawName}=${CENSOR}` : pair;
+      if (eq < 0) return pair;
+      if (isSecretParameter(name)) return `${rawName}=${CENSOR}`;
+      return `${rawName}=${redactNestedUrl(pair.slice(eq + 1))}`;
     })
     .join('&');
   return `${url.slice(0, q + 1)}${redacted}${hash < 0 ? '' : url.slice(hash)}`;
+}
+
+/**
+ * A parameter whose value is itself a URL or path with a query (a return path such as
+ * `next=/invitations/answer?token=…`) carries that query's credentials too: redacted the same way.
+ */
+function redactNestedUrl(rawValue: string): string {
+  let value: string;
+  try {
+    value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+  } catch {
+    return rawValue;
+  }
+  if (!value.includes('?')) return rawValue;
+  const redacted = redactUrl(value);
+  return redacted === value ? rawValue : encodeURIComponent(redacted);
 }
 
 /** A parsed query (express's req.query) with the same parameters redacted, at any depth of nesting. */
@@ -76,7 +94,7 @@ export function redactQuery(query: unknown): unknown {
   return Object.fromEntries(
     Object.entries(query).map(([name, value]) => [
       name,
-      isSecretParameter(name) ? CENSOR : redactQuery(value),
+      isSecretParameter(name) ? CENSOR : typeof value === 'string' ? redactUrl(value) : redactQuery(value),
     ]),
   );
 }

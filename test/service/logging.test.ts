@@ -71,6 +71,12 @@ describe('logs', () => {
       `${service.url}/oauth/authorize?${new URLSearchParams({ client_id: 'nobody', Code: secrets.code, state: 'kept-state' })}`,
     );
     expect(oauthError.status).toBeGreaterThanOrEqual(400);
+    // A return path that carries a secret of its own (an invitation link passed through sign-in).
+    const nested = await fetch(
+      `${service.url}/signin?${new URLSearchParams({ next: `/invitations/answer?token=${secrets.refresh_token}` })}`,
+      { redirect: 'manual' },
+    );
+    expect(nested.status).toBeLessThan(500);
 
     const text = JSON.stringify(lines.slice(before));
     for (const value of Object.values(secrets)) expect(text).not.toContain(value);
@@ -78,5 +84,6 @@ describe('logs', () => {
     expect(text).toContain('Code=[redacted]');
     expect(text).toContain('limit=5');
     expect(text).toContain('kept-state');
+    expect(text).toContain('/invitations/answer');
   });
 });
