@@ -5,6 +5,7 @@ import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
 import { labelOperation } from '../lib/metrics.ts';
+import { refuseDeepJson } from './depth.ts';
 import { type CallContext, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 
@@ -135,7 +136,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   };
 
   // Express 5 passes rejected promises of async handlers on to the error handlers.
-  router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, checkScopes, handle);
+  router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, refuseDeepJson, checkScopes, handle);
 
   // A body the parser refuses (not JSON: a JSON-RPC parse error; too large: 413; a bad charset or
   // encoding: 415 or 400) is answered as a JSON-RPC error by the app's last error handler (src/http-errors.ts).

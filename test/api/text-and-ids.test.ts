@@ -195,8 +195,8 @@ describe('MCP params and arguments', () => {
     }
   });
 
-  it('refuses an object or array where a path parameter goes, however deep, as a tool error', async () => {
-    const depth = 50_000; // String() of this array used to overflow the stack: JSON-RPC -32603
+  it('refuses an object or array where a path parameter goes, however deep, as invalid params', async () => {
+    const depth = 50_000; // this array used to overflow the stack: JSON-RPC -32603, then HTTP 500
     const response = await fetch(`${service.url}/mcp`, {
       method: 'POST',
       headers: {
@@ -208,9 +208,36 @@ describe('MCP params and arguments', () => {
       body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
     });
     expect(response.status).toBe(200);
-    const message = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
-    expect(message.result.isError).toBe(true);
-    expect(JSON.parse(message.result.content[0]!.text).errors).toEqual([
+    const message = (await response.json()) as {
+      id: number;
+      error: { code: number; data: { status: number; errors: unknown[] } };
+    };
+    expect(message.id).toBe(1);
+    expect(message.error.code).toBe(-32602);
+    expect(message.error.data.status).toBe(400);
+    expect(message.error.data.errors).toEqual([
+      { pointer: '/arguments/account', message: 'is nested deeper than 64 levels' },
+    ]);
+    // Shallow enough, an array is still refused as what a path parameter cannot be.
+    const shallow = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ada.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(64)}${']'.repeat(64)}}}}`,
+    });
+    const text = await shallow.text();
+    const data =
+      text
+        .split('\n')
+        .find((line) => line.startsWith('data:'))
+        ?.slice(5) ?? text;
+    const refused = JSON.parse(data) as { error: { code: number; data: { errors: unknown[] } } };
+    expect(refused.error.code).toBe(-32602);
+    expect(refused.error.data.errors).toEqual([
       { pointer: '/arguments/account', message: 'must be a string' },
     ]);
   });

@@ -7,14 +7,19 @@
 //
 // Only what fits in a well-formed HTTP request is generated here: values in a URL are cut to keep it under
 // Node's header limit (431 before the service sees it), and bodies stay under the 1 MB limit.
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import dns2 from 'dns2';
 import fc from 'fast-check';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { inlineSchema, type JsonSchema, resolveRef } from '../../src/mcp/json-schema.ts';
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
+import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
 import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -182,10 +187,38 @@ function operationArbitrary(op: OperationSpec) {
 let service: TestService;
 let ada: TestUser;
 const errorLogs: string[] = [];
+// The organization's e-mail domain answers its verification challenge from this DNS server (TXT records by
+// name), and its identity provider is a real oidc-provider, so that verifyDomain and the provider's
+// operations reach their success paths too.
+let dns: ReturnType<typeof dns2.createServer>;
+const txt = new Map<string, string>();
+let idp: OidcUpstream;
+const DOMAIN = 'guild.example';
+/** Ada's second sign-in method (the first one cannot be unlinked), put back after unlinkIdentity's runs. */
+const secondIdentity = randomUUID();
 
 beforeAll(async () => {
   const logger = createLogger({ logLevel: 'error' }, { write: (line: string) => void errorLogs.push(line) });
-  service = await startTestService({}, { logger });
+  dns = dns2.createServer({
+    udp: true,
+    handle: (request, send) => {
+      const response = dns2.Packet.createResponseFromRequest(request);
+      const [question] = request.questions;
+      const value = question ? txt.get(question.name.toLowerCase()) : undefined;
+      if (question && value)
+        response.answers.push({
+          name: question.name,
+          type: dns2.Packet.TYPE.TXT,
+          class: dns2.Packet.CLASS.IN,
+          ttl: 1,
+          data: value,
+        } as never);
+      send(response);
+    },
+  });
+  const addresses = (await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })) as { udp: AddressInfo };
+  idp = await startOidcUpstream(['http://127.0.0.1/signin/callback/org']);
+  service = await startTestService({ DNS_SERVERS: `127.0.0.1:${addresses.udp.port}` }, { logger });
   ada = await createTestUser(service, 'ada');
   const bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'guild', ada, { members: [bob] });
@@ -209,22 +242,40 @@ beforeAll(async () => {
     user: ['bob'],
     invitation: [(invitation.data as { id: string }).id],
     clientId: ['some-client'],
+    domain: [DOMAIN],
+    identity: [secondIdentity, (await sdk.listIdentities({ client })).data!.items[0]!.id],
   });
 }, 120_000);
 afterAll(async () => {
   await service?.close();
+  await idp?.close();
+  await dns?.close();
 });
 
-// Create (and after a delete operation's runs, put back) the project and model every account has, so that
-// each operation meets real resources.
+// Create (and after a delete operation's runs, put back) the project and model every account has, the
+// organization's domain (its TXT record published) and identity provider, and Ada's second identity, so
+// that each operation meets real resources.
 let deletedSomething = true;
 beforeEach(async () => {
   errorLogs.length = 0;
   if (!deletedSomething) return;
   deletedSomething = false;
   const client = ada.client;
-  await Promise.all(
-    ['ada', 'guild'].flatMap((account) => [
+  const [domain] = await Promise.all([
+    // Claiming the domain again issues a new record, which the DNS server then answers with.
+    sdk.addDomain({ client, path: { org: 'guild' }, body: { domain: DOMAIN } }),
+    sdk.setIdentityProvider({
+      client,
+      path: { org: 'guild' },
+      body: {
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        enrollRole: 'member',
+      },
+    }),
+    restoreSecondIdentity(),
+    ...['ada', 'guild'].flatMap((account) => [
       sdk.createProject({
         client,
         path: { account },
@@ -232,8 +283,24 @@ beforeEach(async () => {
       }),
       sdk.createModel({ client, path: { account }, body: { handle: 'main', model: 'openai:gpt-4o' } }),
     ]),
-  );
+  ]);
+  const record = (domain.data as { txtRecord?: { name: string; value: string } } | undefined)?.txtRecord;
+  if (record) txt.set(record.name, record.value);
 });
+
+async function restoreSecondIdentity() {
+  const db = new pg.Client({ connectionString: service.database.url });
+  await db.connect();
+  try {
+    await db.query(
+      `insert into identities (id, user_id, provider, subject, email, email_verified)
+       values ($1, $2, 'google', $3, 'ada@example.com', true) on conflict do nothing`,
+      [secondIdentity, ada.userId, `fuzz-${ada.userId}`],
+    );
+  } finally {
+    await db.end();
+  }
+}
 
 // --- checking answers against openapi.yaml ---
 

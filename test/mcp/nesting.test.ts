@@ -1,0 +1,105 @@
+// JSON nested deeper than 64 levels is refused by the MCP door before the SDK reads it (a value thousands
+// of levels deep overflowed the stack inside the SDK: HTTP 500, JSON-RPC -32603). Arguments too deep are
+// invalid params carrying the 400 problem; the rest of the message too deep is an invalid request.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/lib/json-depth.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { jsonRpcTextOf } from './helpers.ts';
+
+let service: TestService;
+let ada: TestUser;
+beforeAll(async () => {
+  service = await startTestService();
+  ada = await createTestUser(service, 'ada');
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+const arrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+const objects = (depth: number) => `${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}`;
+
+async function post(body: string) {
+  const response = await fetch(`${service.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${ada.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body,
+  });
+  const text = jsonRpcTextOf(await response.text(), response.headers.get('content-type'));
+  return {
+    status: response.status,
+    message: JSON.parse(text) as {
+      id: unknown;
+      result?: unknown;
+      error?: { code: number; data?: { status: number; errors: unknown[] } };
+    },
+  };
+}
+
+const call = (args: string, id = '7') =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"list_projects","arguments":${args}}}`;
+
+describe('nestedDeeperThan', () => {
+  it('counts arrays and objects, not scalars, up to the bound', () => {
+    expect(nestedDeeperThan('x', 0)).toBe(false);
+    expect(nestedDeeperThan([], 0)).toBe(true);
+    expect(nestedDeeperThan(JSON.parse(arrays(MAX_JSON_DEPTH)))).toBe(false);
+    expect(nestedDeeperThan(JSON.parse(arrays(MAX_JSON_DEPTH + 1)))).toBe(true);
+    expect(nestedDeeperThan({ a: [1, { b: JSON.parse(objects(MAX_JSON_DEPTH - 2)) }] })).toBe(true);
+    expect(nestedDeeperThan(JSON.parse(objects(100_000)))).toBe(true);
+  });
+});
+
+describe('the MCP door', () => {
+  it('answers a tools/call argument nested deeper than 64 levels with -32602 and the problem', async () => {
+    for (const value of [arrays(65), objects(20_000)]) {
+      const { status, message } = await post(call(`{"account":"ada","limit":${value}}`));
+      expect(status).toBe(200);
+      expect(message.id).toBe(7);
+      expect(message.error?.code).toBe(-32602);
+      expect(message.error?.data).toMatchObject({ status: 400 });
+      expect(message.error?.data?.errors).toEqual([
+        { pointer: '/arguments/limit', message: 'is nested deeper than 64 levels' },
+      ]);
+    }
+    // `arguments` itself, when it is not an object.
+    const { message } = await post(call(arrays(20_000)));
+    expect(message.error?.data?.errors).toEqual([
+      { pointer: '/arguments', message: 'is nested deeper than 64 levels' },
+    ]);
+  });
+
+  it('lets 64 levels through to the schema, which refuses them for what they are', async () => {
+    const { status, message } = await post(call(`{"account":"ada","limit":${arrays(64)}}`));
+    expect(status).toBe(200);
+    expect(message.error?.code).toBe(-32602);
+    expect(message.error?.data?.errors).toEqual([expect.objectContaining({ pointer: '/arguments/limit' })]);
+    expect(message.error?.data?.errors).not.toContainEqual(
+      expect.objectContaining({ message: 'is nested deeper than 64 levels' }),
+    );
+  });
+
+  it('answers the rest of a message nested too deep with -32600, never a 5xx', async () => {
+    const bodies = [
+      [`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":${objects(20_000)}}}`, 3],
+      [`{"jsonrpc":"2.0","id":${arrays(20_000)},"method":"tools/list"}`, null],
+      [`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":${arrays(20_000)}}`, 4],
+      [`[${call('{}')},{"jsonrpc":"2.0","id":5,"method":"ping","params":${objects(65)}}]`, null],
+    ] as const;
+    for (const [body, id] of bodies) {
+      const { status, message } = await post(body);
+      expect(status, body.slice(0, 80)).toBe(400);
+      expect(message).toMatchObject({ id, error: { code: -32600 } });
+    }
+    // A shallow message still works.
+    const listed = await post('{"jsonrpc":"2.0","id":6,"method":"tools/list"}');
+    expect(listed.status).toBe(200);
+    expect(listed.message.result).toHaveProperty('tools');
+  });
+});
