@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { GlossaryVersion, Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
+import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
@@ -120,7 +121,11 @@ async function startRequest(
       res.on('data', (chunk) => {
         text += chunk;
       });
-      res.once('end', () => done({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      res.once('end', () => {
+        // /mcp answers 2025-era requests as one SSE message; the REST API as JSON.
+        const json = jsonRpcTextOf(text, String(res.headers['content-type'] ?? ''));
+        done({ status: res.statusCode ?? 0, body: json ? JSON.parse(json) : undefined });
+      });
     });
   });
   const [socket] = (await once(req, 'socket')) as [Socket];
