@@ -36,7 +36,7 @@ async function signIn(jar: CookieJar, handle: string): Promise<string> {
 
 async function signedInAs(jar: CookieJar): Promise<string | undefined> {
   const page = await jar.fetch(`${service.url}/settings/tokens`);
-  return /<span class="muted">@([a-z0-9-]+)<\/span>/.exec(await page.text())?.[1];
+  return /Signed in as @([a-z0-9-]+)</.exec(await page.text())?.[1];
 }
 
 describe('browser sessions', () => {

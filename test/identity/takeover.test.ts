@@ -65,7 +65,7 @@ function githubUser(email: string, verified: boolean) {
 async function whoIsSignedIn(jar: CookieJar): Promise<string | undefined> {
   const page = await jar.fetch(`${service.url}/settings/tokens`);
   // The settings header names who is signed in.
-  return /<span class="muted">@([a-z0-9-]+)<\/span>/.exec(await page.text())?.[1];
+  return /Signed in as @([a-z0-9-]+)</.exec(await page.text())?.[1];
 }
 
 describe('takeover attempts', () => {
