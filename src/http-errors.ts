@@ -80,14 +80,15 @@ export function describeFailure(error: unknown): HttpFailure {
     case 'encoding.unsupported':
       return {
         status: 415,
-        detail: `The Content-Encoding ${JSON.stringify(String(e.encoding ?? ''))} is not supported; send identity, gzip, deflate or br.`,
+        detail: `The Content-Encoding ${JSON.stringify(String(e.encoding ?? ''))} is not supported; send identity, gzip, deflate, br or zstd.`,
       };
     case 'request.aborted':
       return { status: 400, detail: 'The request body ended before its Content-Length.' };
     case 'request.size.invalid':
       return { status: 400, detail: 'The body does not match its Content-Length.' };
   }
-  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
+  // zlib's codes (gzip, deflate, br) start with Z_, zstd's with ZSTD_ (e.g. ZSTD_error_prefix_unknown).
+  if (typeof e.code === 'string' && /^(Z|ZSTD)_/.test(e.code)) {
     return { status: 400, detail: 'The body could not be decoded with its Content-Encoding.' };
   }
   if (typeof e.message === 'string' && e.message.startsWith('Failed to decode param')) {

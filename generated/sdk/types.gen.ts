@@ -890,6 +890,12 @@ export type GetCurrentUserErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetCurrentUserError = GetCurrentUserErrors[keyof GetCurrentUserErrors];
@@ -923,6 +929,22 @@ export type UpdateCurrentUserErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateCurrentUserError = UpdateCurrentUserErrors[keyof UpdateCurrentUserErrors];
@@ -952,6 +974,12 @@ export type ListConnectedAppsErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListConnectedAppsError = ListConnectedAppsErrors[keyof ListConnectedAppsErrors];
@@ -994,6 +1022,12 @@ export type DisconnectAppErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DisconnectAppError = DisconnectAppErrors[keyof DisconnectAppErrors];
@@ -1040,6 +1074,12 @@ export type LeaveOrganizationErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type LeaveOrganizationError = LeaveOrganizationErrors[keyof LeaveOrganizationErrors];
@@ -1082,6 +1122,12 @@ export type ListAccountsErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListAccountsError = ListAccountsErrors[keyof ListAccountsErrors];
@@ -1124,6 +1170,12 @@ export type GetAccountErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetAccountError = GetAccountErrors[keyof GetAccountErrors];
@@ -1175,6 +1227,12 @@ export type ListProjectsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListProjectsError = ListProjectsErrors[keyof ListProjectsErrors];
@@ -1221,6 +1279,22 @@ export type CreateProjectErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateProjectError = CreateProjectErrors[keyof CreateProjectErrors];
@@ -1267,6 +1341,12 @@ export type DeleteProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteProjectError = DeleteProjectErrors[keyof DeleteProjectErrors];
@@ -1313,6 +1393,12 @@ export type GetProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetProjectError = GetProjectErrors[keyof GetProjectErrors];
@@ -1359,6 +1445,22 @@ export type UpdateProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateProjectError = UpdateProjectErrors[keyof UpdateProjectErrors];
@@ -1410,6 +1512,12 @@ export type ListModelsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListModelsError = ListModelsErrors[keyof ListModelsErrors];
@@ -1456,6 +1564,22 @@ export type CreateModelErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateModelError = CreateModelErrors[keyof CreateModelErrors];
@@ -1502,6 +1626,12 @@ export type DeleteModelErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteModelError = DeleteModelErrors[keyof DeleteModelErrors];
@@ -1552,6 +1682,22 @@ export type UpdateModelErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateModelError = UpdateModelErrors[keyof UpdateModelErrors];
@@ -1603,6 +1749,12 @@ export type ListTokensErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListTokensError = ListTokensErrors[keyof ListTokensErrors];
@@ -1645,6 +1797,22 @@ export type CreateTokenErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateTokenError = CreateTokenErrors[keyof CreateTokenErrors];
@@ -1691,6 +1859,12 @@ export type RevokeTokenErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RevokeTokenError = RevokeTokenErrors[keyof RevokeTokenErrors];
@@ -1758,6 +1932,12 @@ export type ListAuditEventsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListAuditEventsError = ListAuditEventsErrors[keyof ListAuditEventsErrors];
@@ -1800,6 +1980,12 @@ export type ListOrganizationsErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
@@ -1837,6 +2023,22 @@ export type CreateOrganizationErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
@@ -1879,6 +2081,12 @@ export type DeleteOrganizationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeleteOrganizationError = DeleteOrganizationErrors[keyof DeleteOrganizationErrors];
@@ -1921,6 +2129,12 @@ export type GetOrganizationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetOrganizationError = GetOrganizationErrors[keyof GetOrganizationErrors];
@@ -1963,6 +2177,22 @@ export type UpdateOrganizationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateOrganizationError = UpdateOrganizationErrors[keyof UpdateOrganizationErrors];
@@ -2014,6 +2244,12 @@ export type ListMembersErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListMembersError = ListMembersErrors[keyof ListMembersErrors];
@@ -2064,6 +2300,12 @@ export type RemoveMemberErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RemoveMemberError = RemoveMemberErrors[keyof RemoveMemberErrors];
@@ -2114,6 +2356,22 @@ export type UpdateMemberErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateMemberError = UpdateMemberErrors[keyof UpdateMemberErrors];
@@ -2169,6 +2427,12 @@ export type ListInvitationsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListInvitationsError = ListInvitationsErrors[keyof ListInvitationsErrors];
@@ -2215,6 +2479,22 @@ export type CreateInvitationErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type CreateInvitationError = CreateInvitationErrors[keyof CreateInvitationErrors];
@@ -2261,6 +2541,12 @@ export type RevokeInvitationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RevokeInvitationError = RevokeInvitationErrors[keyof RevokeInvitationErrors];
@@ -2306,6 +2592,22 @@ export type AcceptInvitationErrors = {
      * The resource exists but can no longer be used (a revoked or expired invitation).
      */
     410: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type AcceptInvitationError = AcceptInvitationErrors[keyof AcceptInvitationErrors];
@@ -2351,6 +2653,22 @@ export type DeclineInvitationErrors = {
      * The resource exists but can no longer be used (a revoked or expired invitation).
      */
     410: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type DeclineInvitationError = DeclineInvitationErrors[keyof DeclineInvitationErrors];
@@ -2398,6 +2716,12 @@ export type GetVoiceErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetVoiceError = GetVoiceErrors[keyof GetVoiceErrors];
@@ -2454,6 +2778,22 @@ export type SaveVoiceErrors = {
      * The If-Match value is not the current version; reload and retry.
      */
     412: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type SaveVoiceError = SaveVoiceErrors[keyof SaveVoiceErrors];
@@ -2505,6 +2845,12 @@ export type ListVoiceVersionsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListVoiceVersionsError = ListVoiceVersionsErrors[keyof ListVoiceVersionsErrors];
@@ -2552,6 +2898,12 @@ export type GetGlossaryErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetGlossaryError = GetGlossaryErrors[keyof GetGlossaryErrors];
@@ -2608,6 +2960,22 @@ export type SaveGlossaryErrors = {
      * The If-Match value is not the current version; reload and retry.
      */
     412: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type SaveGlossaryError = SaveGlossaryErrors[keyof SaveGlossaryErrors];
@@ -2679,6 +3047,12 @@ export type SearchGlossaryEntriesErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type SearchGlossaryEntriesError = SearchGlossaryEntriesErrors[keyof SearchGlossaryEntriesErrors];
@@ -2735,6 +3109,22 @@ export type UpsertGlossaryEntriesErrors = {
      * The If-Match value is not the current version; reload and retry.
      */
     412: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpsertGlossaryEntriesError = UpsertGlossaryEntriesErrors[keyof UpsertGlossaryEntriesErrors];
@@ -2791,6 +3181,22 @@ export type RemoveGlossaryEntriesErrors = {
      * The If-Match value is not the current version; reload and retry.
      */
     412: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RemoveGlossaryEntriesError = RemoveGlossaryEntriesErrors[keyof RemoveGlossaryEntriesErrors];
@@ -2842,6 +3248,12 @@ export type ListGlossaryVersionsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListGlossaryVersionsError = ListGlossaryVersionsErrors[keyof ListGlossaryVersionsErrors];
@@ -2884,6 +3296,12 @@ export type GetGlossarySettingsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetGlossarySettingsError = GetGlossarySettingsErrors[keyof GetGlossarySettingsErrors];
@@ -2940,6 +3358,22 @@ export type UpdateGlossarySettingsErrors = {
      * The If-Match value is not the current version; reload and retry.
      */
     412: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UpdateGlossarySettingsError = UpdateGlossarySettingsErrors[keyof UpdateGlossarySettingsErrors];
@@ -2969,6 +3403,12 @@ export type ListIdentitiesErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListIdentitiesError = ListIdentitiesErrors[keyof ListIdentitiesErrors];
@@ -3015,6 +3455,12 @@ export type UnlinkIdentityErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type UnlinkIdentityError = UnlinkIdentityErrors[keyof UnlinkIdentityErrors];
@@ -3057,6 +3503,12 @@ export type ListDomainsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type ListDomainsError = ListDomainsErrors[keyof ListDomainsErrors];
@@ -3103,6 +3555,22 @@ export type AddDomainErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type AddDomainError = AddDomainErrors[keyof AddDomainErrors];
@@ -3149,6 +3617,12 @@ export type RemoveDomainErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RemoveDomainError = RemoveDomainErrors[keyof RemoveDomainErrors];
@@ -3199,6 +3673,12 @@ export type VerifyDomainErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type VerifyDomainError = VerifyDomainErrors[keyof VerifyDomainErrors];
@@ -3241,6 +3721,12 @@ export type RemoveIdentityProviderErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type RemoveIdentityProviderError = RemoveIdentityProviderErrors[keyof RemoveIdentityProviderErrors];
@@ -3283,6 +3769,12 @@ export type GetIdentityProviderErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type GetIdentityProviderError = GetIdentityProviderErrors[keyof GetIdentityProviderErrors];
@@ -3325,6 +3817,22 @@ export type SetIdentityProviderErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     */
+    413: Problem;
+    /**
+     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
+     * gzip, deflate, br, zstd). Nothing was changed.
+     *
+     */
+    415: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
 };
 
 export type SetIdentityProviderError = SetIdentityProviderErrors[keyof SetIdentityProviderErrors];

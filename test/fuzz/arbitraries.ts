@@ -2,6 +2,7 @@
 // that are wrong in the ways the attack and fuzz runs found (control characters, lone surrogates, odd ids
 // and cursors, oversized strings and arrays, deep nesting, wrong types). Nothing here knows an operation
 // by name, so a new operation or field is fuzzed without touching this file.
+import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { JsonSchema } from '../../src/mcp/json-schema.ts';
 
@@ -310,4 +311,114 @@ export function mutationOf(current: unknown, name: Key | undefined): fc.Arbitrar
     );
   }
   return oddValue;
+}
+
+// --- HTTP-level defects: what a request can get wrong before its JSON is even read ---
+
+/** The body limit of /api and /mcp (after any Content-Encoding is undone). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export type WireDefect =
+  /** A Content-Type charset other than UTF-8: 415. */
+  | { kind: 'charset'; charset: string }
+  /** A Content-Encoding the service does not read: 415. */
+  | { kind: 'encoding'; encoding: string }
+  /** A body that is not what its (supported) Content-Encoding says: garbage, or a compressed body cut short: 400. */
+  | { kind: 'broken'; encoding: 'gzip' | 'deflate' | 'br' | 'zstd'; garbage: boolean; keep: number }
+  /** A body just over the limit, sent as is or gzipped (small on the wire, too large once inflated): 413. */
+  | { kind: 'oversize'; extra: number; gzip: boolean }
+  /** A path segment that is not valid percent-encoding: 400. */
+  | { kind: 'percent'; escape: string };
+
+// zstd too: body-parser reads it where Node's zlib has it (Node 24).
+const READ_ENCODINGS = ['identity', 'gzip', 'deflate', 'br', 'zstd'];
+
+export function wireDefect(where: { body: boolean; path: boolean }): fc.Arbitrary<WireDefect> {
+  const bodyDefects: fc.Arbitrary<WireDefect>[] = [
+    fc
+      .oneof(
+        fc.constantFrom('iso-8859-1', 'windows-1252', 'us-ascii', 'shift_jis', 'klingon', 'utf8', 'ucs-2'),
+        fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/).filter((name) => !name.startsWith('utf-')),
+      )
+      .map((charset) => ({ kind: 'charset' as const, charset })),
+    fc
+      .oneof(
+        fc.constantFrom('compress', 'x-compress', 'bzip2', 'exi', 'pack200-gzip', 'gzip2'),
+        fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/).filter((name) => !READ_ENCODINGS.includes(name)),
+      )
+      .map((encoding) => ({ kind: 'encoding' as const, encoding })),
+    fc.record({
+      kind: fc.constant('broken' as const),
+      encoding: fc.constantFrom('gzip' as const, 'deflate' as const, 'br' as const, 'zstd' as const),
+      garbage: fc.boolean(),
+      keep: fc.double({ min: 0.05, max: 0.5, noNaN: true }),
+    }),
+    fc.record({
+      kind: fc.constant('oversize' as const),
+      extra: fc.integer({ min: 1, max: 4096 }),
+      gzip: fc.boolean(),
+    }),
+  ];
+  const pathDefects: fc.Arbitrary<WireDefect>[] = [
+    fc
+      .constantFrom('%ZZ', '%', '%4', '%G1', '%FF', '%C0%80', '%ED%A0%80', '%E0%A4%A', '%F0%9F%98')
+      .map((sequence) => ({ kind: 'percent' as const, escape: sequence })),
+  ];
+  return fc.oneof(...(where.body ? bodyDefects : []), ...(where.path ? pathDefects : []));
+}
+
+/** The status each defect is answered with, whatever the operation. */
+export function expectedStatus(defect: WireDefect): 400 | 413 | 415 {
+  switch (defect.kind) {
+    case 'charset':
+    case 'encoding':
+      return 415;
+    case 'oversize':
+      return 413;
+    default:
+      return 400;
+  }
+}
+
+/** The bytes and headers of a JSON body (`text`) carrying a body-level defect. */
+export function wireBody(
+  text: string,
+  defect: WireDefect,
+): { body: Buffer; headers: Record<string, string> } {
+  const json = 'application/json';
+  switch (defect.kind) {
+    case 'charset':
+      return { body: Buffer.from(text), headers: { 'content-type': `${json}; charset=${defect.charset}` } };
+    case 'encoding':
+      return {
+        body: Buffer.from(text),
+        headers: { 'content-type': json, 'content-encoding': defect.encoding },
+      };
+    case 'broken': {
+      const compress = {
+        gzip: gzipSync,
+        deflate: deflateSync,
+        br: brotliCompressSync,
+        zstd: zstdCompressSync,
+      }[defect.encoding];
+      const whole = compress(Buffer.from(text));
+      // Garbage starts with a byte no gzip, zlib or brotli stream of ours starts with; a cut stream lacks
+      // at least its end (and its checksum).
+      const body = defect.garbage
+        ? Buffer.concat([Buffer.from([0xff, 0xff]), Buffer.from(text)])
+        : whole.subarray(0, Math.max(1, Math.floor(whole.length * defect.keep)));
+      return { body, headers: { 'content-type': json, 'content-encoding': defect.encoding } };
+    }
+    case 'oversize': {
+      // Whitespace after the JSON value keeps it valid JSON: only its size is wrong.
+      const padded = Buffer.from(
+        text + ' '.repeat(Math.max(0, BODY_LIMIT_BYTES - Buffer.byteLength(text)) + defect.extra),
+      );
+      return defect.gzip
+        ? { body: gzipSync(padded), headers: { 'content-type': json, 'content-encoding': 'gzip' } }
+        : { body: padded, headers: { 'content-type': json } };
+    }
+    case 'percent':
+      return { body: Buffer.from(text), headers: { 'content-type': json } };
+  }
 }

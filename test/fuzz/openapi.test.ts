@@ -5,8 +5,9 @@
 // document promises (a listed status; the response schema; problem+json for errors, or a tool error
 // carrying the problem). CI runs a fixed seed and a small budget; FUZZ_RUNS and FUZZ_SEED run more locally.
 //
-// Only what fits in a well-formed HTTP request is generated here: values in a URL are cut to keep it under
-// Node's header limit (431 before the service sees it), and bodies stay under the 1 MB limit.
+// The generated requests are well-formed HTTP: values in a URL are cut to keep it under Node's header limit
+// (431 before the service sees it), and bodies stay under the 1 MB limit. What is wrong with the wire itself
+// (charset, Content-Encoding, a body over the limit, bad percent-encoding) is the last part of this file.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -24,6 +25,7 @@ import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import {
+  expectedStatus,
   fromSchema,
   locationsIn,
   type Mode,
@@ -33,6 +35,9 @@ import {
   oddValue,
   replaceAt,
   toJsonText,
+  type WireDefect,
+  wireBody,
+  wireDefect,
 } from './arbitraries.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 8);
@@ -607,4 +612,135 @@ describe('MCP envelopes', () => {
     );
     expect(errorLogs, 'errors logged by the service').toEqual([]);
   }, 300_000);
+});
+
+// --- HTTP-level defects: the request is refused before its JSON is read ---
+//
+// Each operation, over REST and (for tools) over MCP, sent otherwise valid requests with one defect of the
+// wire: a charset other than UTF-8, a Content-Encoding not read, a body that is not what its gzip, deflate
+// or br encoding says, a body just over the limit (plain, or gzipped and too large once inflated), a path
+// segment that is not valid percent-encoding. REST answers the defect's status as a problem openapi.yaml
+// lists for the operation; MCP answers it in HTTP with a JSON-RPC error; never a 5xx.
+
+const WIRE_RUNS = Number(process.env.FUZZ_WIRE_RUNS ?? 4);
+const wireKinds = new Set<WireDefect['kind']>();
+
+/** The operation's request with real path values and the document's example body: valid but for the defect. */
+function baseRequest(op: OperationSpec): GeneratedRequest {
+  const params = Object.fromEntries(
+    parametersOf(op)
+      .filter((p) => p.in === 'path')
+      .map((p) => [p.name, real[p.name]![0]]),
+  );
+  const body = requestBodyOf(op)?.example;
+  return { params, query: {}, headers: {}, body, hasBody: body !== undefined };
+}
+
+function pathWith(op: OperationSpec, request: GeneratedRequest, defect: WireDefect, at: number): string {
+  let index = 0;
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = encodeURIComponent(urlText(request.params[name]));
+    return defect.kind === 'percent' && index++ === at ? `${value}${defect.escape}` : value;
+  });
+}
+
+async function sendWire(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  text: string | undefined,
+  defect: WireDefect,
+) {
+  wireKinds.add(defect.kind);
+  const wire = text === undefined ? undefined : wireBody(text, defect);
+  const response = await fetch(url, {
+    method,
+    headers: { ...headers, ...wire?.headers },
+    body: wire ? new Uint8Array(wire.body) : undefined,
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    text: await response.text(),
+  };
+}
+
+const wireCases = operations.flatMap((op) => {
+  const where = { body: requestBodyOf(op) !== undefined, path: op.path.includes('{') };
+  return [
+    [`${op.operationId} over REST`, op, undefined, where] as const,
+    // Every tool call is a JSON body, whether or not the operation has one.
+    ...(tools.has(op.operationId)
+      ? [[`${op.operationId} over MCP`, op, tools.get(op.operationId)!, { body: true, path: false }] as const]
+      : []),
+  ];
+});
+
+describe(`every operation, HTTP-level defects (seed ${SEED}, ${WIRE_RUNS} runs each)`, () => {
+  it.each(
+    wireCases
+      .filter(([, , , where]) => where.body || where.path)
+      .map((c, index) => [...c, SEED + 1000 + index] as const),
+  )(
+    '%s: refused with a documented 400, 413 or 415 in its own format',
+    async (_label, op, tool, where, seed) => {
+      const pathCount = (op.path.match(/\{/g) ?? []).length;
+      const defects = wireDefect(where);
+      await fc.assert(
+        fc.asyncProperty(defects, fc.nat(), async (defect, at) => {
+          const request = baseRequest(op);
+          const expected = expectedStatus(defect);
+          if (tool) {
+            const envelope = {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name: tool.tool.name, arguments: toolArguments(tool, request) },
+            };
+            const answer = await sendWire(
+              `${service.url}/mcp`,
+              'POST',
+              {
+                authorization: `Bearer ${ada.token}`,
+                accept: 'application/json, text/event-stream',
+                'mcp-protocol-version': '2025-06-18',
+              },
+              JSON.stringify(envelope),
+              defect,
+            );
+            const where = `MCP ${tool.tool.name} ${JSON.stringify(defect)} -> ${answer.status} ${answer.text.slice(0, 300)}`;
+            expect(answer.status, where).toBe(expected);
+            expect(answer.contentType, where).toMatch(/^application\/json/);
+            const message = JSON.parse(answer.text);
+            expect(message, where).toMatchObject({
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: expect.any(Number), message: expect.any(String) },
+            });
+            expect([-32700, -32600], where).toContain(message.error.code);
+            return;
+          }
+          const path = pathWith(op, request, defect, at % Math.max(1, pathCount));
+          const answer = await sendWire(
+            `${service.url}${path}`,
+            op.method.toUpperCase(),
+            { authorization: `Bearer ${ada.token}`, 'if-match': '"v1"' },
+            request.hasBody ? toJsonText(request.body) : undefined,
+            defect,
+          );
+          const where = `REST ${op.operationId} ${path} ${JSON.stringify(defect)} -> ${answer.status} ${answer.text.slice(0, 300)}`;
+          expect(answer.status, where).toBe(expected);
+          expect(answer.contentType, where).toMatch(/^application\/problem\+json/);
+          expectProblem(op, answer.status, JSON.parse(answer.text), where);
+        }),
+        { numRuns: WIRE_RUNS, seed },
+      );
+      expect(errorLogs, 'errors logged by the service').toEqual([]);
+    },
+    120_000,
+  );
+
+  it('sent every kind of defect', () => {
+    expect([...wireKinds].sort()).toEqual(['broken', 'charset', 'encoding', 'oversize', 'percent']);
+  });
 });

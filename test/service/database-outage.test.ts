@@ -5,10 +5,13 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
+import { inlineSchema, resolveRef } from '../../src/mcp/json-schema.ts';
 import { postMcp } from '../mcp/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
@@ -19,6 +22,16 @@ let pgPort: number;
 let postgres: EmbeddedDatabase;
 let service: TestService;
 let ada: TestUser;
+
+const catalogue = loadCatalogue();
+const problemValidator = new AjvJsonSchemaValidator().getValidator(
+  inlineSchema(catalogue.document, catalogue.document.components.schemas.Problem, 'Problem'),
+);
+/** The request body openapi.yaml gives as its example, if the operation takes one. */
+function requestExample(op: OperationSpec): unknown {
+  const content = resolveRef(catalogue.document, op.raw.requestBody)?.content?.['application/json'];
+  return content?.example ?? Object.values<{ value?: unknown }>(content?.examples ?? {})[0]?.value;
+}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'l10n-outage-'));
@@ -108,6 +121,26 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
       status: 503,
       type: expect.stringContaining('service-unavailable'),
     });
+
+    // Every operation of openapi.yaml answers it the same way, and lists that answer (with its Retry-After).
+    for (const op of catalogue.operations.values()) {
+      const where = op.operationId;
+      // Plausible path values (ids where ids go) and the example body: only the outage can refuse it.
+      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+        /id$|^token$|^invitation$|^identity$/i.test(name) ? crypto.randomUUID() : 'ada',
+      );
+      const body = requestExample(op);
+      const res = await fetch(`${service.url}${path}`, {
+        method: op.method.toUpperCase(),
+        headers: { ...auth(), 'if-match': '"v1"' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      expect(res.status, where).toBe(503);
+      expect(Number(res.headers.get('retry-after')), where).toBeGreaterThan(0);
+      expect(problemValidator(await res.json()).errorMessage, where).toBeUndefined();
+      const listed = resolveRef(catalogue.document, (op.raw.responses as Record<string, unknown>)['503']);
+      expect(listed?.headers, `${where} lists 503 with Retry-After`).toHaveProperty('Retry-After');
+    }
 
     // MCP: the same, as a JSON-RPC error.
     const mcp = await postMcp(
