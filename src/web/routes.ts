@@ -5,6 +5,7 @@ import express, { Router } from 'express';
 import { createKit, type WebDeps } from './kit.ts';
 import { accountSettingsPages } from './pages/account-settings.ts';
 import { glossaryPages } from './pages/glossary.ts';
+import { orgSignInPages } from './pages/org-sign-in.ts';
 import { organizationPages } from './pages/organizations.ts';
 import { projectPages } from './pages/projects.ts';
 import { settingsPages } from './pages/settings.ts';
@@ -19,6 +20,7 @@ export function webRoutes(deps: WebDeps): Router {
   const kit = createKit(deps);
   projectPages(router, kit, deps.pipeline);
   organizationPages(router, kit, deps.pipeline, deps.ctx.orm, deps.ctx.config.baseUrl);
+  orgSignInPages(router, kit, deps.pipeline, deps.ctx.config.baseUrl);
   settingsPages(router, kit, deps.pipeline, deps.ctx);
   voicePages(router, kit, deps.pipeline);
   glossaryPages(router, kit, deps.pipeline);

@@ -102,7 +102,7 @@ describe('organization domains, provider and enrollment', () => {
     for (const refused of ['gmail.com', 'outlook.com', 'co.uk', 'github.io']) {
       const result = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain: refused } });
       expect(result.response.status, refused).toBe(400);
-      expect(result.error?.errors?.[0]?.pointer).toBe('/domain');
+      expect(result.error?.errors?.[0]?.pointer).toBe('/body/domain');
     }
   });
 
@@ -146,7 +146,7 @@ describe('organization domains, provider and enrollment', () => {
       body: { issuer: `${github.url}/nothing-here`, clientId: 'x', clientSecret: 'y' },
     });
     expect(broken.response.status).toBe(400);
-    expect(broken.error?.errors?.[0]?.pointer).toBe('/issuer');
+    expect(broken.error?.errors?.[0]?.pointer).toBe('/body/issuer');
 
     const saved = await sdk.setIdentityProvider({
       client: admin.client,

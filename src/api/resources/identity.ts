@@ -70,7 +70,7 @@ export const identityHandlers: Record<string, OperationHandler> = {
     const organization = await findOrganization(op);
     const domain = String(op.body.domain);
     const refusal = domainRefusal(domain);
-    if (refusal) throw problems.badRequest(refusal, '/domain');
+    if (refusal) throw problems.badRequest(refusal, '/body/domain');
     const elsewhere = await op.em.findOne(OrganizationDomain, {
       domain,
       verifiedAt: { $ne: null },
@@ -147,15 +147,16 @@ export const identityHandlers: Record<string, OperationHandler> = {
     const issuer = String(op.body.issuer).replace(/\/+$/, '');
     const production = op.service.config.nodeEnv === 'production';
     if (production && !issuer.startsWith('https://'))
-      throw problems.badRequest('The issuer must be an https URL.', '/issuer');
+      throw problems.badRequest('The issuer must be an https URL.', '/body/issuer');
     let row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
     const secret: string | undefined = op.body.clientSecret;
     const storedSecret = row?.clientSecretEncrypted
       ? op.service.cipher.decrypt(Buffer.from(row.clientSecretEncrypted), orgSecretBinding(organization.id))
       : undefined;
-    if (!secret && !storedSecret) throw problems.badRequest('A client secret is required.', '/clientSecret');
+    if (!secret && !storedSecret)
+      throw problems.badRequest('A client secret is required.', '/body/clientSecret');
     const broken = await checkIssuer(issuer, production);
-    if (broken) throw problems.badRequest(broken, '/issuer');
+    if (broken) throw problems.badRequest(broken, '/body/issuer');
     const fields = {
       kind: 'oidc' as const,
       issuer,

@@ -60,6 +60,7 @@ export function organizationPages(
           edit: can('organization:write'),
           manageMembers: can('members:write'),
           leave: org.role !== null,
+          signIn: can('organization:admin'),
         },
         members: members && isOk(members) ? (members.body as { items: unknown[] }).items : [],
         invitations: invitations && isOk(invitations) ? (invitations.body as { items: unknown[] }).items : [],
