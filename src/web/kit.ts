@@ -9,11 +9,9 @@ import type { ServiceContext } from '../app.ts';
 import { SIGNOUT_CSRF_PURPOSE } from '../identity/routes.ts';
 import type { Sessions, SignedIn } from '../identity/sessions.ts';
 import type { Csrf } from '../oauth/csrf.ts';
+import { STYLESHEET_URL } from './assets.ts';
 import { type WebCall, webCaller } from './door.ts';
 
-// The pages' own Content-Security-Policy: nothing inline, nothing from elsewhere, forms to us only.
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 /** CSRF purpose of every form of the web pages; tokens are bound to the browser session's id. */
 export const FORM_CSRF_PURPOSE = 'web-form';
@@ -126,7 +124,8 @@ export function createKit(deps: WebDeps) {
     data: LayoutData & Record<string, unknown>,
     status = 200,
   ) {
-    res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': CSP });
+    // The Content-Security-Policy is the service-wide one helmet sets (src/lib/csp.ts).
+    res.set('Cache-Control', 'no-store');
     res
       .status(status)
       .type('html')
@@ -134,6 +133,7 @@ export function createKit(deps: WebDeps) {
         eta.render(view, {
           ...data,
           errorFor,
+          stylesheet: STYLESHEET_URL,
           user: pc?.userHandle,
           csrf: pc?.csrf,
           signoutCsrf: pc?.signoutCsrf,
