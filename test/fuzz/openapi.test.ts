@@ -9,9 +9,7 @@
 // (431 before the service sees it), and bodies stay under the 1 MB limit. What is wrong with the wire itself
 // (charset, Content-Encoding, a body over the limit, bad percent-encoding) is the last part of this file.
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import dns2 from 'dns2';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -22,6 +20,7 @@ import { inlineSchema, type JsonSchema, resolveRef } from '../../src/mcp/json-sc
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
 import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
 import { jsonRpcTextOf } from '../mcp/helpers.ts';
+import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import {
@@ -195,8 +194,7 @@ const errorLogs: string[] = [];
 // The organization's e-mail domain answers its verification challenge from this DNS server (TXT records by
 // name), and its identity provider is a real oidc-provider, so that verifyDomain and the provider's
 // operations reach their success paths too.
-let dns: ReturnType<typeof dns2.createServer>;
-const txt = new Map<string, string>();
+let dns: TxtServer;
 let idp: OidcUpstream;
 const DOMAIN = 'guild.example';
 /** Ada's second sign-in method (the first one cannot be unlinked), put back after unlinkIdentity's runs. */
@@ -204,26 +202,9 @@ const secondIdentity = randomUUID();
 
 beforeAll(async () => {
   const logger = createLogger({ logLevel: 'error' }, { write: (line: string) => void errorLogs.push(line) });
-  dns = dns2.createServer({
-    udp: true,
-    handle: (request, send) => {
-      const response = dns2.Packet.createResponseFromRequest(request);
-      const [question] = request.questions;
-      const value = question ? txt.get(question.name.toLowerCase()) : undefined;
-      if (question && value)
-        response.answers.push({
-          name: question.name,
-          type: dns2.Packet.TYPE.TXT,
-          class: dns2.Packet.CLASS.IN,
-          ttl: 1,
-          data: value,
-        } as never);
-      send(response);
-    },
-  });
-  const addresses = (await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })) as { udp: AddressInfo };
+  dns = await startTxtServer();
   idp = await startOidcUpstream(['http://127.0.0.1/signin/callback/org']);
-  service = await startTestService({ DNS_SERVERS: `127.0.0.1:${addresses.udp.port}` }, { logger });
+  service = await startTestService({ DNS_SERVERS: dns.address }, { logger });
   ada = await createTestUser(service, 'ada');
   const bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'guild', ada, { members: [bob] });
@@ -290,7 +271,7 @@ beforeEach(async () => {
     ]),
   ]);
   const record = (domain.data as { txtRecord?: { name: string; value: string } } | undefined)?.txtRecord;
-  if (record) txt.set(record.name, record.value);
+  if (record) dns.records.set(record.name, record.value);
 });
 
 async function restoreSecondIdentity() {

@@ -2,11 +2,10 @@
 // runs; configures the organization's provider (a third oidc-provider instance); people at that domain who
 // sign in through it land as members, unless their e-mail is unverified or at a domain not verified.
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -21,32 +20,13 @@ import {
 let service: TestService;
 let idp: OidcUpstream;
 let github: GithubStandIn;
-let dns: ReturnType<typeof dns2.createServer>;
-/** TXT records the test's DNS server answers with, by name. */
-const txt = new Map<string, string>();
+let dns: TxtServer;
 let admin: TestUser;
 const org = uniqueHandle('acme');
 const domain = `${org}.example`;
 
 beforeAll(async () => {
-  dns = dns2.createServer({
-    udp: true,
-    handle: (request, send) => {
-      const response = dns2.Packet.createResponseFromRequest(request);
-      const [question] = request.questions;
-      const value = question ? txt.get(question.name.toLowerCase()) : undefined;
-      if (question && value)
-        response.answers.push({
-          name: question.name,
-          type: dns2.Packet.TYPE.TXT,
-          class: dns2.Packet.CLASS.IN,
-          ttl: 1,
-          data: value,
-        } as never);
-      send(response);
-    },
-  });
-  const addresses = (await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })) as { udp: AddressInfo };
+  dns = await startTxtServer();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   idp = await startOidcUpstream([`${base}/signin/callback/org`]);
@@ -55,7 +35,7 @@ beforeAll(async () => {
     PORT: String(port),
     BASE_URL: base,
     DEV_LOGIN: 'false',
-    DNS_SERVERS: `127.0.0.1:${addresses.udp.port}`,
+    DNS_SERVERS: dns.address,
     GITHUB_CLIENT_ID: github.clientId,
     GITHUB_CLIENT_SECRET: github.clientSecret,
     GITHUB_URL: github.url,
@@ -116,12 +96,12 @@ describe('organization domains, provider and enrollment', () => {
     const before = await sdk.verifyDomain({ client: admin.client, path: { org, domain } });
     expect(before.response.status).toBe(409);
     // A wrong value does not do either.
-    txt.set(record.name, 'l10n-verification=not-the-value');
+    dns.records.set(record.name, 'l10n-verification=not-the-value');
     expect((await sdk.verifyDomain({ client: admin.client, path: { org, domain } })).response.status).toBe(
       409,
     );
 
-    txt.set(record.name, record.value);
+    dns.records.set(record.name, record.value);
     const after = await sdk.verifyDomain({ client: admin.client, path: { org, domain } });
     expect(after.response.status).toBe(200);
     expect(after.data).toMatchObject({ domain, verified: true });

@@ -7,13 +7,12 @@
 // screenshot at 390 and 1280 px under test/web/screenshots (git-ignored).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import dns2 from 'dns2';
 import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
 import { sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestService } from '../support/service.ts';
@@ -24,37 +23,18 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 let service: TestService;
 let browser: Browser;
 let idp: OidcUpstream;
-let dns: ReturnType<typeof dns2.createServer>;
-/** TXT records the test's DNS server answers with, by name. */
-const txt = new Map<string, string>();
+let dns: TxtServer;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  dns = dns2.createServer({
-    udp: true,
-    handle: (request, send) => {
-      const response = dns2.Packet.createResponseFromRequest(request);
-      const [question] = request.questions;
-      const value = question ? txt.get(question.name.toLowerCase()) : undefined;
-      if (question && value)
-        response.answers.push({
-          name: question.name,
-          type: dns2.Packet.TYPE.TXT,
-          class: dns2.Packet.CLASS.IN,
-          ttl: 1,
-          data: value,
-        } as never);
-      send(response);
-    },
-  });
-  const addresses = (await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })) as { udp: AddressInfo };
+  dns = await startTxtServer();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   idp = await startOidcUpstream([`${base}/signin/callback/org`]);
   service = await startOAuthService({
     PORT: String(port),
     BASE_URL: base,
-    DNS_SERVERS: `127.0.0.1:${addresses.udp.port}`,
+    DNS_SERVERS: dns.address,
   });
   if (hasChromium) browser = await launchChromium();
 });
@@ -171,7 +151,7 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
     expect((await domainRows(org))[0]!.verified_at).toBeNull();
 
     // Published: verified.
-    txt.set(name, value);
+    dns.records.set(name, value);
     await admin.getByRole('button', { name: `Verify ${domain}` }).click();
     await admin.waitForURL(new RegExp(`/orgs/${org}/sign-in\\?notice=`));
     expect(await admin.getByRole('status').textContent()).toContain(`${domain} is verified.`);
