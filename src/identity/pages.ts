@@ -1,5 +1,5 @@
-// The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results,
-// sessions and identities. Pure functions from data to HTML, in the one layout of src/oauth/html.ts.
+// The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results
+// and sessions (the sign-in methods page is src/web/pages/identities.ts). Pure functions from data to HTML, in the one layout of src/oauth/html.ts.
 import { type Html, html, page } from '../oauth/html.ts';
 import type { SessionInfo } from './sessions.ts';
 
@@ -62,50 +62,5 @@ ${view.sessions.map(
   }
 </section>`,
 )}`,
-  );
-}
-
-export interface IdentityRow {
-  id: string;
-  label: string;
-  email: string | null;
-  emailVerified: boolean;
-}
-
-export function identitiesPage(view: {
-  header: Html;
-  identities: IdentityRow[];
-  linkable: ProviderButton[];
-  csrf: string;
-  message?: string;
-}): string {
-  const last = view.identities.length <= 1;
-  return page(
-    'Sign-in methods',
-    html`${view.header}
-<h1>Sign-in methods</h1>
-${view.message ? html`<div class="card error" role="alert">${view.message}</div>` : html``}
-${view.identities.map(
-  (i) => html`<section class="card">
-  <h2>${i.label}</h2>
-  <p>${i.email ?? 'No e-mail'}${i.email ? (i.emailVerified ? ' (verified)' : ' (not verified)') : ''}</p>
-  ${
-    last
-      ? html`<p class="muted">Your only way to sign in cannot be removed.</p>`
-      : html`<form method="post" action="/settings/identities/${i.id}/unlink">
-    <input type="hidden" name="csrf" value="${view.csrf}">
-    <div class="actions"><button type="submit" class="danger">Remove ${i.label}</button></div>
-  </form>`
-  }
-</section>`,
-)}
-${
-  view.linkable.length > 0
-    ? html`<h2>Add a way to sign in</h2><ul class="users">${view.linkable.map(
-        (p) =>
-          html`<li><a class="button" href="/signin/${p.id}?link=1&amp;next=%2Fsettings%2Fidentities">Link ${p.label}</a></li>`,
-      )}</ul>`
-    : html``
-}`,
   );
 }

@@ -1,13 +1,13 @@
 // Sign-in for people in the browser: /signin (the choices), /signin/<provider> (off to the provider),
 // /signin/org (by work e-mail, to the provider of the organization that verified the domain),
-// /signin/callback/<provider> (back, then a new browser session), /settings/signout, and the pages for
-// sessions and sign-in methods.
+// /signin/callback/<provider> (back, then a new browser session; with ?link=1 a signed-in person links
+// that provider to themselves), /settings/signout, and the sessions page. The sign-in methods page is a
+// web page (src/web/pages/identities.ts), through the operation pipeline.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type { ServiceContext } from '../app.ts';
 import {
   Account,
-  Identity,
   OrganizationDomain,
   OrganizationSignInProvider,
   SignInAttempt,
@@ -15,8 +15,8 @@ import {
 import type { Csrf } from '../oauth/csrf.ts';
 import { errorPage, settingsHeader } from '../oauth/pages.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { identitiesPage, sessionsPage, signInFailedPage, signInPage } from './pages.ts';
-import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile, unlinkIdentity } from './people.ts';
+import { sessionsPage, signInFailedPage, signInPage } from './pages.ts';
+import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from './people.ts';
 import {
   type Checks,
   configuredProviders,
@@ -35,7 +35,6 @@ const PENDING_TTL_SECONDS = 10 * 60;
 export const DEFAULT_NEXT = '/settings/apps';
 export const SIGNOUT_CSRF_PURPOSE = 'signout';
 const SESSIONS_CSRF = 'sessions';
-const IDENTITIES_CSRF = 'identities';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,}$/i;
 
@@ -304,52 +303,5 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     res.redirect(303, '/settings/sessions');
   });
 
-  async function renderIdentities(res: Response, who: SignedIn, message?: string) {
-    const rows = await ctx.orm.em
-      .fork()
-      .find(Identity, { user: who.userId }, { orderBy: { createdAt: 'asc' } });
-    const linked = new Set(rows.map((r) => r.provider));
-    res
-      .status(message ? 409 : 200)
-      .type('html')
-      .send(
-        identitiesPage({
-          header: await header(who, '/settings/identities'),
-          identities: rows.map((r) => ({
-            id: r.id,
-            label: providerLabel(r.provider, providers),
-            email: r.email ?? null,
-            emailVerified: r.emailVerified,
-          })),
-          linkable: providers.filter((p) => !linked.has(p.id)),
-          csrf: csrf.token(IDENTITIES_CSRF, who.sessionId),
-          message,
-        }),
-      );
-  }
-
-  router.get('/settings/identities', async (req, res) => {
-    res.set('Cache-Control', 'no-store');
-    const who = await sessions.require(req, res);
-    if (who) await renderIdentities(res, who);
-  });
-
-  router.post('/settings/identities/:id/unlink', form, async (req, res) => {
-    const who = await sessions.current(req);
-    if (!who || !csrf.verify(IDENTITIES_CSRF, who.sessionId, req.body?.csrf)) {
-      res.status(403).type('html').send(errorPage('access_denied', 'Sign in again and retry from the page.'));
-      return;
-    }
-    const id = String(req.params.id);
-    const outcome = UUID.test(id) ? await unlinkIdentity(ctx.orm, who.userId, id) : 'not_found';
-    if (outcome === 'last') return renderIdentities(res, who, 'Your only way to sign in cannot be removed.');
-    res.redirect(303, '/settings/identities');
-  });
-
   return router;
-}
-
-export function providerLabel(provider: string, providers: { id: string; label: string }[]): string {
-  if (provider.startsWith('org:')) return 'Your organization';
-  return providers.find((p) => p.id === provider)?.label ?? provider;
 }

@@ -151,8 +151,12 @@ describe('takeover attempts', () => {
     expect(back.headers.get('location')).toBe('/settings/identities');
     expect(await whoIsSignedIn(jar)).toBe(me);
     const page = await (await jar.fetch(`${service.url}/settings/identities`)).text();
-    expect(page).toContain('<h2>Google</h2>');
-    expect(page).toContain('<h2>GitHub</h2>');
+    expect(page).toMatch(/<h2 id="identity-[0-9a-f-]+">Google<\/h2>/);
+    expect(page).toMatch(/<h2 id="identity-[0-9a-f-]+">GitHub<\/h2>/);
+    // The profile lists them too, and links to the page that manages them.
+    const profile = await (await jar.fetch(`${service.url}/settings/profile`)).text();
+    expect(profile).toMatch(/<td>GitHub<\/td><td>[^<]+@example\.net<\/td><td>yes<\/td>/);
+    expect(profile).toContain('href="/settings/identities"');
 
     // The linked GitHub account now signs in as the same person.
     const elsewhere = new CookieJar();
@@ -178,6 +182,20 @@ describe('takeover attempts', () => {
     });
     expect(last.status).toBe(409);
     expect(await last.text()).toContain('cannot be removed');
+    // A form without this session's CSRF token is refused and removes nothing.
+    expect(
+      (await postForm(jar, `${service.url}/settings/identities/${google1[1]}/unlink`, { csrf: 'forged' }))
+        .status,
+    ).toBe(403);
+    // The removal went through the operation pipeline: audited, from the web door.
+    expect(
+      await sql(
+        service,
+        `select action, resource_id, details->>'door' as door from audit_events where action = 'identity.unlink'
+          and resource_id = $1`,
+        [github1[1]],
+      ),
+    ).toEqual([{ action: 'identity.unlink', resource_id: github1[1], door: 'web' }]);
     expect(
       await sql(service, `select provider from identities where subject in ($1, $2)`, [
         login,

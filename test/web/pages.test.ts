@@ -455,6 +455,11 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await admin.getByRole('button', { name: 'Save profile' }).click();
     await admin.getByText('Profile saved.').waitFor();
     await look(admin, 'profile');
+    // Sign-in methods: the development sign-in links no provider, so the page says so.
+    await admin.getByRole('link', { name: 'Manage sign-in methods' }).click();
+    await admin.getByRole('heading', { level: 1, name: 'Sign-in methods' }).waitFor();
+    await admin.getByText('No provider is linked to your account yet.').waitFor();
+    await look(admin, 'identities');
 
     // Deleting a project asks for its handle first.
     await admin.goto(`${service.url}/accounts/${org}/projects/website`);

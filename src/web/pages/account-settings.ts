@@ -1,14 +1,20 @@
 // Account models (the API key is write-only: a password field that is never filled back, and the page
-// shows only whether a key is set) and the person's profile (name and e-mail; sign-in methods and
-// sessions have their own pages in src/identity).
+// shows only whether a key is set) and the person's profile (name and e-mail, and the linked sign-in
+// methods, managed on their own page: ./identities.ts; sessions are a page of src/identity).
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { formErrors, isOk, type Kit, type PageContext, text } from '../kit.ts';
+import { linkedIdentities, type ProviderChoice } from './identities.ts';
 
 const MODELS = '/settings/models';
 
-export function accountSettingsPages(router: Router, kit: Kit, pipeline: Pipeline): void {
+export function accountSettingsPages(
+  router: Router,
+  kit: Kit,
+  pipeline: Pipeline,
+  providers: ProviderChoice[],
+): void {
   const modelsPath = (account: string, notice?: string) =>
     `${MODELS}?account=${encodeURIComponent(account)}${notice ? `&notice=${encodeURIComponent(notice)}` : ''}`;
 
@@ -131,6 +137,8 @@ export function accountSettingsPages(router: Router, kit: Kit, pipeline: Pipelin
     const r = await pc.call('getCurrentUser');
     if (!isOk(r)) return kit.problemPage(res, pc, r);
     const user = r.body as { displayName: string; email: string | null };
+    const identities = await linkedIdentities(pc, providers);
+    if (!Array.isArray(identities)) return kit.problemPage(res, pc, identities);
     kit.render(
       res,
       pc,
@@ -140,6 +148,7 @@ export function accountSettingsPages(router: Router, kit: Kit, pipeline: Pipelin
         section: 'profile',
         notice: extra.notice,
         profile: user,
+        identities,
         values: extra.values ?? { displayName: user.displayName, email: user.email ?? '' },
         fields: extra.fields ?? {},
         form: extra.form ?? [],
