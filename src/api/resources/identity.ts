@@ -9,7 +9,7 @@ import {
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
 import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { OperationContext, OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization } from './organizations.ts';
 
@@ -93,12 +93,7 @@ export const identityHandlers: Record<string, OperationHandler> = {
   },
 
   async removeDomain(op) {
-    const organization = await findOrganization(op);
-    const row = await op.em.findOne(OrganizationDomain, {
-      organization: organization.id,
-      domain: op.params.domain!,
-    });
-    if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
+    const row = await findDomain(op);
     op.em.remove(row);
     op.audit('domain.remove', 'organization_domain', row.id, { domain: row.domain });
     await op.em.flush();
@@ -106,12 +101,7 @@ export const identityHandlers: Record<string, OperationHandler> = {
   },
 
   async verifyDomain(op) {
-    const organization = await findOrganization(op);
-    const row = await op.em.findOne(OrganizationDomain, {
-      organization: organization.id,
-      domain: op.params.domain!,
-    });
-    if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
+    const row = await findDomain(op);
     if (!row.verifiedAt) {
       const found = await hasChallengeRecord(
         row.domain,
@@ -213,4 +203,15 @@ function serializeProvider(
     callbackUrl: `${baseUrl}/signin/callback/org`,
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+/** The domain named in the path, of the organization named in the path; 404 when it has no such domain. */
+async function findDomain(op: OperationContext) {
+  const organization = await findOrganization(op);
+  const row = await op.em.findOne(OrganizationDomain, {
+    organization: organization.id,
+    domain: op.params.domain!,
+  });
+  if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
+  return row;
 }
