@@ -1,18 +1,9 @@
 // Process entry: `npm start`. Everything else is in server.ts so tests start the very same service.
-import { ConfigError, loadConfig } from './config/index.ts';
+import { loadConfig, loadOrExit } from './config/index.ts';
 import { createLogger } from './lib/logger.ts';
 import { startTracing } from './lib/tracing.ts';
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = loadOrExit(() => loadConfig());
 
 const logger = createLogger(config);
 // Tracing first: its instrumentations must be in place before express and pg are loaded, hence the

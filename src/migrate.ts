@@ -1,20 +1,11 @@
 // `npm run migrate`: applies pending migrations to DATABASE_URL and exits, for operators who migrate
 // before rolling out a new version (instances then start with MIGRATE_ON_START=false). Safe to run while
 // instances are starting: it takes the same advisory lock they do.
-import { ConfigError, loadMigrateConfig } from './config/index.ts';
+import { loadMigrateConfig, loadOrExit } from './config/index.ts';
 import { connectDatabase, migrateDatabase } from './db/orm.ts';
 import { createLogger } from './lib/logger.ts';
 
-let config: ReturnType<typeof loadMigrateConfig>;
-try {
-  config = loadMigrateConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = loadOrExit(() => loadMigrateConfig());
 
 const logger = createLogger(config);
 try {

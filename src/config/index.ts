@@ -84,6 +84,22 @@ export interface RateLimitSettings {
   failedAuthPerMinute: number;
 }
 
+/**
+ * For process entries (`npm start`, `npm run migrate`): the configuration, or the list of what is wrong
+ * on stderr and exit code 1.
+ */
+export function loadOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
 export class ConfigError extends Error {
   readonly problems: string[];
   constructor(problems: string[]) {
