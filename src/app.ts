@@ -4,43 +4,17 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import { createApi } from './api/index.ts';
 import type { Door } from './authz/caller.ts';
-import type { Config } from './config/index.ts';
-import type { Orm } from './db/orm.ts';
+import type { ServiceContext } from './context.ts';
 import { errorHandler } from './http-errors.ts';
 import { CSP_DIRECTIVES } from './lib/csp.ts';
-import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
-import { type Logger, redactRequest } from './lib/logger.ts';
-import { createMetrics, type Metrics, metricsEndpoint } from './lib/metrics.ts';
+import { redactRequest } from './lib/logger.ts';
+import { metricsEndpoint } from './lib/metrics.ts';
 import { requestContext, traceIdOf } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { assetRoutes } from './web/assets.ts';
 import { homeRoutes, notFound } from './web/home-page.ts';
 import { webRoutes } from './web/routes.ts';
-
-/** What every part of the service is built from; created once per process. */
-export interface ServiceContext {
-  config: Config;
-  orm: Orm;
-  logger: Logger;
-  cipher: FieldCipher;
-  metrics: Metrics;
-}
-
-export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
-  const metrics = createMetrics({
-    async poolStats() {
-      const pool = await orm.em.getConnection().getNativeClient();
-      return {
-        total: pool.totalCount,
-        idle: pool.idleCount,
-        waiting: pool.waitingCount,
-        max: pool.options.max ?? 0,
-      };
-    },
-  });
-  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey), metrics };
-}
 
 export interface App {
   express: Express;

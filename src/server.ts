@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, createContext } from './app.ts';
+import { createApp } from './app.ts';
 import type { Config } from './config/index.ts';
+import { createContext } from './context.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './db/seed.ts';

@@ -1,10 +1,10 @@
 import addFormats from 'ajv-formats';
 import type { Router } from 'express';
 import { type Document, OpenAPIBackend } from 'openapi-backend';
-import type { ServiceContext } from '../app.ts';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import { loadPolicy } from '../authz/policy.ts';
+import type { ServiceContext } from '../context.ts';
 import { UUID } from '../lib/ids.ts';
 import { loadCatalogue } from './catalogue.ts';
 import { createPipeline, type Pipeline, type PipelineDeps } from './pipeline.ts';

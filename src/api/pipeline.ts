@@ -5,10 +5,10 @@ import {
 } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OpenAPIBackend } from 'openapi-backend';
-import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
+import type { ServiceContext } from '../context.ts';
 import { Account, type IAccount } from '../db/entities/index.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,

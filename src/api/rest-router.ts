@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Context, OpenAPIBackend } from 'openapi-backend';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';

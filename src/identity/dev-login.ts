@@ -2,7 +2,7 @@
 // handle or create one, no provider involved. Used by /signin and by the OAuth sign-in step.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import express, { Router } from 'express';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import { html } from '../oauth/html.ts';

@@ -5,7 +5,7 @@
 // web page (src/web/pages/identities.ts), through the operation pipeline.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 import {
   Account,
   OrganizationDomain,

@@ -2,8 +2,8 @@
 // (so the API and MCP pipelines can take its verifier and limiter early); mount() adds its routes, last.
 import type { Express, RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
-import type { ServiceContext } from '../app.ts';
 import type { BearerVerifier, Door } from '../authz/caller.ts';
+import type { ServiceContext } from '../context.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_DETAIL,

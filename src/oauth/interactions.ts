@@ -3,7 +3,7 @@
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
 import { createDevUser, findDevUser } from '../identity/dev-login.ts';
 import { configuredProviders } from '../identity/providers.ts';

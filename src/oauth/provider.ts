@@ -7,8 +7,8 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from 'oidc-provider';
-import type { ServiceContext } from '../app.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
+import type { ServiceContext } from '../context.ts';
 import { User } from '../db/entities/index.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';

@@ -9,7 +9,7 @@ import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import { problems, sendProblem } from '../api/problem.ts';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 
 const WINDOW_MS = 60_000;
 const KEY_PREFIX = 'l10n:rl:';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OperationResponse, Pipeline } from '../api/pipeline.ts';
-import type { ServiceContext } from '../app.ts';
+import type { ServiceContext } from '../context.ts';
 import { SIGNOUT_CSRF_PURPOSE } from '../identity/routes.ts';
 import type { Sessions, SignedIn } from '../identity/sessions.ts';
 import type { Csrf } from '../oauth/csrf.ts';

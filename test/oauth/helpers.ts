@@ -2,7 +2,7 @@
 // forms over real HTTP, plain registration/token calls, and an in-process verifier on the same database.
 import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import { createContext } from '../../src/app.ts';
+import { createContext } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createOAuthServer, type OAuthServer } from '../../src/oauth/index.ts';

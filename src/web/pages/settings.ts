@@ -3,10 +3,10 @@
 // the token ceiling, limits and audit are the pipeline's; this file only turns forms into operations.
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
-import type { ServiceContext } from '../../app.ts';
 import type { Role } from '../../authz/policy.ts';
 import { ALL_SCOPES } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
+import type { ServiceContext } from '../../context.ts';
 import { Account } from '../../db/entities/index.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { groupScopeEntries } from '../../oauth/pages.ts';

@@ -1,0 +1,32 @@
+// What every part of the service is built from, created once per process. It sits at the bottom of the
+// layers (it names only configuration, the database handle and library services), so every layer above
+// can take it without importing the app that assembles them.
+import type { Config } from './config/index.ts';
+import type { Orm } from './db/orm.ts';
+import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
+import type { Logger } from './lib/logger.ts';
+import { createMetrics, type Metrics } from './lib/metrics.ts';
+
+/** What every part of the service is built from; created once per process. */
+export interface ServiceContext {
+  config: Config;
+  orm: Orm;
+  logger: Logger;
+  cipher: FieldCipher;
+  metrics: Metrics;
+}
+
+export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
+  const metrics = createMetrics({
+    async poolStats() {
+      const pool = await orm.em.getConnection().getNativeClient();
+      return {
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: pool.options.max ?? 0,
+      };
+    },
+  });
+  return { config, orm, logger, cipher: createFieldCipher(config.fieldEncryptionKey), metrics };
+}
