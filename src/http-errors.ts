@@ -14,7 +14,7 @@ import {
   isDatabaseUnavailable,
 } from './db/unavailable.ts';
 import type { Logger } from './lib/logger.ts';
-import { html, page } from './oauth/html.ts';
+import { html, page } from './web/html.ts';
 
 type Door = 'api' | 'mcp' | 'oauth' | 'web';
 

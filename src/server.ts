@@ -5,7 +5,7 @@ import type { Config } from './config/index.ts';
 import { createContext } from './context.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { openDatabase } from './db/orm.ts';
-import { seedDemoIfEmpty } from './db/seed.ts';
+import { seedDemoIfEmpty } from './domain/seed.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { startMetricsServer } from './lib/metrics.ts';
 

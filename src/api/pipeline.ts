@@ -16,6 +16,7 @@ import {
   isDatabaseUnavailable,
 } from '../db/unavailable.ts';
 import { recordAudit } from '../domain/audit.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import { findTextIssues } from '../lib/text-input.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
 import { constraintName, describeConstraint } from './constraint-messages.ts';
@@ -306,6 +307,7 @@ function toProblemResponse(
   }
   let problem: Problem;
   if (error instanceof Problem) problem = error;
+  else if (error instanceof InvalidInput) problem = problems.badRequest(error.message, error.pointer);
   else if (error instanceof UniqueConstraintViolationException)
     problem = problems.conflict(describeConstraint(error));
   else if (error instanceof CheckConstraintViolationException) {

@@ -1,4 +1,4 @@
-import { problems } from '../api/problem.ts';
+import { InvalidInput } from './errors.ts';
 
 // The officially assigned ISO 3166-1 alpha-2 codes. A fixed list rather than Intl.DisplayNames, which also
 // names CLDR-only regions (EU, XK, IC, …) and varies with the ICU version the runtime ships.
@@ -21,7 +21,7 @@ export function isCountryCode(code: string): boolean {
 export function assertCountryCodes(codes: string[], pointer: string): void {
   codes.forEach((code, i) => {
     if (!isCountryCode(code)) {
-      throw problems.badRequest(
+      throw new InvalidInput(
         `"${code}" is not an ISO 3166-1 alpha-2 country code (two uppercase letters, such as DE or BR).`,
         `${pointer}/${i}`,
       );

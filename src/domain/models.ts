@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { problems } from '../api/problem.ts';
 import { AccountModel, type IAccountModel } from '../db/entities/index.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
+import { InvalidInput } from './errors.ts';
 
 // Account models: which LLM an account translates with, and the key to call it. The key is a secret we
 // must give back to ourselves later, so it is encrypted (not hashed) and bound to its row.
@@ -21,13 +21,13 @@ export function assertModelBaseUrl(value: string, pointer: string): void {
   try {
     url = new URL(value);
   } catch {
-    throw problems.badRequest('The base URL is not a valid absolute URL.', pointer);
+    throw new InvalidInput('The base URL is not a valid absolute URL.', pointer);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
-    throw problems.badRequest('The base URL must use https (plain http only for localhost).', pointer);
+    throw new InvalidInput('The base URL must use https (plain http only for localhost).', pointer);
   }
   if (url.username || url.password) {
-    throw problems.badRequest('Put credentials in apiKey, not in the base URL.', pointer);
+    throw new InvalidInput('Put credentials in apiKey, not in the base URL.', pointer);
   }
 }
 

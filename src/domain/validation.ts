@@ -1,4 +1,4 @@
-import { problems } from '../api/problem.ts';
+import { InvalidInput } from './errors.ts';
 
 // Rules that the database enforces too (see the initial migration); checked here first so the user
 // gets a precise message with a pointer instead of a constraint name.
@@ -40,12 +40,12 @@ export const HANDLE_PATTERN = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 /** Throws a 400 problem when `handle` cannot name an account. */
 export function assertAccountHandle(handle: string, pointer: string): void {
   if (!HANDLE_PATTERN.test(handle)) {
-    throw problems.badRequest(
+    throw new InvalidInput(
       'A handle has 2 to 39 lowercase letters, digits or hyphens, starts with a letter and does not end with a hyphen.',
       pointer,
     );
   }
-  if (RESERVED_HANDLES.has(handle)) throw problems.badRequest(`The handle "${handle}" is reserved.`, pointer);
+  if (RESERVED_HANDLES.has(handle)) throw new InvalidInput(`The handle "${handle}" is reserved.`, pointer);
 }
 
 /** The canonical form of a BCP 47 tag (`en-us` -> `en-US`), or a 400 problem naming the bad one. */
@@ -56,12 +56,12 @@ export function canonicalLocale(tag: string, pointer: string): string {
   } catch {
     // fall through to the problem below
   }
-  throw problems.badRequest(`"${tag}" is not a valid BCP 47 language tag.`, pointer);
+  throw new InvalidInput(`"${tag}" is not a valid BCP 47 language tag.`, pointer);
 }
 
 export function canonicalLocales(tags: string[], pointer: string): string[] {
   const out = tags.map((tag, i) => canonicalLocale(tag, `${pointer}/${i}`));
-  if (new Set(out).size !== out.length) throw problems.badRequest('A locale is listed twice.', pointer);
+  if (new Set(out).size !== out.length) throw new InvalidInput('A locale is listed twice.', pointer);
   return out;
 }
 
@@ -75,7 +75,7 @@ export function canonicalLocaleKeys<V>(record: Record<string, V>, pointer: strin
     const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const canonical = canonicalLocale(key, at);
     if (Object.hasOwn(out, canonical)) {
-      throw problems.badRequest(`"${key}" names the locale ${canonical} a second time.`, at);
+      throw new InvalidInput(`"${key}" names the locale ${canonical} a second time.`, at);
     }
     out[canonical] = value;
   }

@@ -9,11 +9,11 @@ import {
   DATABASE_UNAVAILABLE_DETAIL,
   isDatabaseUnavailable,
 } from '../db/unavailable.ts';
-import { identityRoutes } from '../identity/routes.ts';
 import { createSessions, type Sessions } from '../identity/sessions.ts';
 import { labelOperation } from '../lib/metrics.ts';
+import { type Csrf, createCsrf } from '../web/csrf.ts';
+import { identityRoutes } from '../web/sign-in/routes.ts';
 import { startCleanup } from './cleanup.ts';
-import { type Csrf, createCsrf } from './csrf.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
 import { interactionRoutes } from './interactions.ts';
 import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
@@ -29,8 +29,8 @@ const OAUTH_PATHS = new Set<string>([
   '/.well-known/openid-configuration',
 ]);
 
-export type { ConnectedApp } from './connected-apps.ts';
-export { listConnectedApps, revokeConnectedApp } from './connected-apps.ts';
+export type { ConnectedApp } from '../domain/connected-apps.ts';
+export { listConnectedApps, revokeConnectedApp } from '../domain/connected-apps.ts';
 export { audienceAccepts, defaultResource, resourceFor } from './resources.ts';
 
 export interface OAuthServer {

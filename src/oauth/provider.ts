@@ -10,12 +10,12 @@ import Provider, {
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import type { ServiceContext } from '../context.ts';
 import { User } from '../db/entities/index.ts';
+import { findRememberedGrantId } from '../domain/connected-apps.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
+import { errorPage } from '../web/authorization-pages.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
-import { findRememberedGrantId } from './connected-apps.ts';
-import { errorPage } from './pages.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { type Request, type Response, Router } from 'express';
 import { OPENAPI_FILE } from '../api/catalogue.ts';
 import { problems, sendProblem } from '../api/problem.ts';
-import { html, page } from '../oauth/html.ts';
+import { html, page } from './html.ts';
 
 export function homeRoutes(baseUrl: string): Router {
   const router = Router();

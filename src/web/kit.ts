@@ -6,11 +6,11 @@ import { Eta } from 'eta';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OperationResponse, Pipeline } from '../api/pipeline.ts';
 import type { ServiceContext } from '../context.ts';
-import { SIGNOUT_CSRF_PURPOSE } from '../identity/routes.ts';
 import type { Sessions, SignedIn } from '../identity/sessions.ts';
-import type { Csrf } from '../oauth/csrf.ts';
 import { STYLESHEET_URL } from './assets.ts';
+import type { Csrf } from './csrf.ts';
 import { type WebCall, webCaller } from './door.ts';
+import { SIGNOUT_CSRF_PURPOSE } from './sign-in/routes.ts';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 /** CSRF purpose of every form of the web pages; tokens are bound to the browser session's id. */

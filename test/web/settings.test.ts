@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TOKEN_PATTERN } from '../../src/authz/account-tokens.ts';
 import { TOKEN_LIMITS } from '../../src/domain/tokens.ts';
-import { DEFAULT_NEXT, safeNext } from '../../src/identity/routes.ts';
+import { DEFAULT_NEXT, safeNext } from '../../src/web/sign-in/routes.ts';
 import { CookieJar, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';

@@ -1,8 +1,8 @@
-import { listConnectedApps, revokeConnectedApp } from '../../oauth/connected-apps.ts';
+import { listConnectedApps, revokeConnectedApp } from '../../domain/connected-apps.ts';
 import type { OperationHandler } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
-// Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/oauth/connected-apps.ts).
+// Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/domain/connected-apps.ts).
 export const appHandlers: Record<string, OperationHandler> = {
   async listConnectedApps(op) {
     const apps = await listConnectedApps(op.service.orm, op.caller.userId);

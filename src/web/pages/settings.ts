@@ -9,7 +9,7 @@ import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import type { ServiceContext } from '../../context.ts';
 import { Account } from '../../db/entities/index.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
-import { groupScopeEntries } from '../../oauth/pages.ts';
+import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
 import { formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
 

@@ -2,11 +2,11 @@
 // handle or create one, no provider involved. Used by /signin and by the OAuth sign-in step.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import express, { Router } from 'express';
-import type { ServiceContext } from '../context.ts';
-import { Account } from '../db/entities/index.ts';
-import { createUserWithAccount } from '../domain/users.ts';
-import { html } from '../oauth/html.ts';
-import type { Sessions } from './sessions.ts';
+import type { ServiceContext } from '../../context.ts';
+import { Account } from '../../db/entities/index.ts';
+import { createUserWithAccount } from '../../domain/users.ts';
+import type { Sessions } from '../../identity/sessions.ts';
+import { html } from '../html.ts';
 
 const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 export const DEV_LOGIN_PATH = '/signin/dev';

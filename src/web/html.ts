@@ -1,7 +1,7 @@
 // Server-rendered pages of the authorization server (sign-in, consent, connected apps, errors): one
 // layout, one escaping function, no client-side script and no inline style (the Content-Security-Policy
 // allows neither; the stylesheet is src/web/app.css). Every user-controlled string goes through esc().
-import { STYLESHEET_URL } from '../web/assets.ts';
+import { STYLESHEET_URL } from './assets.ts';
 
 const ENTITIES: Record<string, string> = {
   '&': '&amp;',

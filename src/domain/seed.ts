@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { ALL_SCOPES } from '../authz/scopes.ts';
-import { createOrganization } from '../domain/organizations.ts';
-import { issueAccountToken } from '../domain/tokens.ts';
-import { createUserWithAccount } from '../domain/users.ts';
-import { GlossaryEntry, GlossaryVersion, Project, User, VoiceVersion } from './entities/index.ts';
-import type { Orm } from './orm.ts';
+import { GlossaryEntry, GlossaryVersion, Project, User, VoiceVersion } from '../db/entities/index.ts';
+import type { Orm } from '../db/orm.ts';
+import { createOrganization } from './organizations.ts';
+import { issueAccountToken } from './tokens.ts';
+import { createUserWithAccount } from './users.ts';
 
 /**
  * A newcomer's first start shows something: one user, one organization with a project, voice and glossary,

@@ -1,8 +1,8 @@
 // The pages themselves: sign-in (development), consent and errors. Pure functions from
 // data to HTML; routes live in interactions.ts (the web pages of src/web have their own templates).
 import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
-import { type ProviderButton, signInChoices } from '../identity/pages.ts';
 import { type Html, html, page } from './html.ts';
+import { type ProviderButton, signInChoices } from './sign-in/pages.ts';
 
 const OBJECT_LABELS: Record<string, string> = {
   user: 'Your profile',

@@ -5,18 +5,14 @@
 // web page (src/web/pages/identities.ts), through the operation pipeline.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../../context.ts';
 import {
   Account,
   OrganizationDomain,
   OrganizationSignInProvider,
   SignInAttempt,
-} from '../db/entities/index.ts';
-import type { Csrf } from '../oauth/csrf.ts';
-import { errorPage, settingsHeader } from '../oauth/pages.ts';
-import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { sessionsPage, signInFailedPage, signInPage } from './pages.ts';
-import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from './people.ts';
+} from '../../db/entities/index.ts';
+import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from '../../identity/people.ts';
 import {
   type Checks,
   configuredProviders,
@@ -25,8 +21,12 @@ import {
   oidcLeg,
   type ProviderId,
   SignInError,
-} from './providers.ts';
-import { readCookie, type Sessions, type SignedIn } from './sessions.ts';
+} from '../../identity/providers.ts';
+import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
+import { errorPage, settingsHeader } from '../authorization-pages.ts';
+import type { Csrf } from '../csrf.ts';
+import { devLoginForm, devLoginRoute } from './dev-login.ts';
+import { sessionsPage, signInFailedPage, signInPage } from './pages.ts';
 
 const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';

@@ -1,7 +1,8 @@
 // The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results
-// and sessions (the sign-in methods page is src/web/pages/identities.ts). Pure functions from data to HTML, in the one layout of src/oauth/html.ts.
-import { type Html, html, page } from '../oauth/html.ts';
-import type { SessionInfo } from './sessions.ts';
+// and sessions (the sign-in methods page is src/web/pages/identities.ts). Pure functions from data to HTML, in the one layout of src/web/html.ts.
+
+import type { SessionInfo } from '../../identity/sessions.ts';
+import { type Html, html, page } from '../html.ts';
 
 export interface ProviderButton {
   id: string;
