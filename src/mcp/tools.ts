@@ -8,7 +8,6 @@ import {
   type JsonSchema,
   resolveRef,
 } from './json-schema.ts';
-import { translationWorkReason } from './translation-work.ts';
 
 // MCP tools derived from the operations of openapi.yaml tagged `x-mcp`: no tool has code of its own. A
 // tool's arguments are one flat object (path, query and header parameters next to the body's fields);
@@ -41,8 +40,6 @@ export function deriveTools(catalogue: Catalogue): ToolDefinition[] {
   for (const spec of catalogue.operations.values()) {
     if (!spec.mcp) continue;
     const where = `${spec.method.toUpperCase()} ${spec.path} (${spec.operationId})`;
-    const refused = translationWorkReason(spec);
-    if (refused) throw new Error(`openapi.yaml: ${where} is tagged x-mcp, but ${refused} (spec 1.5)`);
     const name = spec.mcp.name ?? snakeCase(spec.operationId);
     if (!TOOL_NAME.test(name))
       throw new Error(`openapi.yaml: ${where} x-mcp name "${name}" is not snake_case`);

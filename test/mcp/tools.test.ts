@@ -285,15 +285,6 @@ describe('tool derivation', () => {
     expect(() => deriveTools(duplicate)).toThrow(/both become the MCP tool "get_it"/);
   });
 
-  it('refuses to start when an operation that starts translation work is tagged x-mcp (spec 1.5)', () => {
-    const catalogue = catalogueOf({
-      '/api/v1/accounts/{account}/projects/{project}/translations': {
-        post: op({ operationId: 'startTranslation', responses: thingResponse('202') }),
-      },
-    });
-    expect(() => deriveTools(catalogue)).toThrow(/startTranslation.*spec 1\.5/);
-  });
-
   it('reports an argument the tool does not have as a validation problem', () => {
     const definition = only(
       catalogueOf({ '/api/v1/a': { get: op({ operationId: 'getA', responses: thingResponse('200') }) } }),

@@ -1,6 +1,6 @@
-import type { OperationSpec } from '../api/catalogue.ts';
+import type { OperationSpec } from '../../src/api/catalogue.ts';
 
-// Spec 1.5: the MCP server has no tool that starts a translation or a revision, and none that reports
+// What the MCP server promises: it has no tool that starts a translation or a revision, and none that reports
 // per-file translation status. An operation is judged by what names it (operationId, the literal path
 // segments, the summary), not by its schemas, so a glossary entry's `translations` field is no concern.
 //
@@ -17,7 +17,7 @@ const TRANSLATION_NOUN = /^(re-?)?translations?$/;
 const FILE = /^files?$/;
 const STATUS = /^(status|statuses|progress)$/;
 
-/** Why an operation must not become an MCP tool under spec 1.5, or undefined when it may. */
+/** Why an operation must not become an MCP tool, or undefined when it may. */
 export function translationWorkReason(op: Named): string | undefined {
   const glossary = literalSegments(op.path).some((segment) => segment.startsWith('glossar'));
   const sources: [string, string[]][] = [
