@@ -5,6 +5,7 @@ import {
 } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OpenAPIBackend } from 'openapi-backend';
+import type { Operations } from '../../generated/operations.gen.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
@@ -20,7 +21,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import { findTextIssues } from '../lib/text-input.ts';
 import type { Catalogue, OperationSpec } from './catalogue.ts';
 import { constraintName, describeConstraint } from './constraint-messages.ts';
-import { Problem, problems } from './problem.ts';
+import { Problem, type ProblemBody, problems } from './problem.ts';
 
 // The one path every operation takes, from REST or MCP alike:
 //   authenticate -> scope ceiling -> validate -> resolve target and roles -> policy -> handler.
@@ -48,20 +49,35 @@ export interface OperationResponse {
   headers?: Record<string, string>;
 }
 
+/** Every operation of openapi.yaml, by operationId. */
+export type OperationId = keyof Operations;
+type RequestOf<K extends OperationId> = Operations[K]['data'];
+type SuccessesOf<K extends OperationId> = Operations[K]['responses'];
+
+/** The request parts of one operation, typed from its schemas in openapi.yaml (via the generated SDK types). */
+interface TypedParts<K extends OperationId> {
+  params: NonNullable<RequestOf<K>['path']>;
+  query: NonNullable<RequestOf<K>['query']>;
+  body: RequestOf<K>['body'];
+}
+
+/** The request parts as helpers shared by several operations see them. */
+interface AnyParts {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
 /** What a handler receives: validated input, the caller, and the target account it was authorized for. */
-export interface OperationContext {
+export type OperationContext<K extends OperationId | undefined = undefined> = ContextBase &
+  (K extends OperationId ? TypedParts<K> : AnyParts);
+
+interface ContextBase {
   service: ServiceContext;
   em: EntityManager;
   caller: Caller;
   /** The account named by the operation's x-account-param, with the caller's roles on it. */
   target: { account: IAccount; roles: Set<Role> } | undefined;
-  params: Record<string, string>;
-  // Query and body have been validated against the operation's schema before the handler runs; each
-  // handler reads the fields its schema promises, so a per-operation type would only restate the YAML.
-  // biome-ignore lint/suspicious/noExplicitAny: validated against openapi.yaml by the pipeline.
-  query: Record<string, any>;
-  // biome-ignore lint/suspicious/noExplicitAny: validated against openapi.yaml by the pipeline.
-  body: any;
   ifMatch: string | undefined;
   spec: OperationSpec;
   policy: Policy;
@@ -78,7 +94,31 @@ export interface OperationContext {
   ): void;
 }
 
-export type OperationHandler = (op: OperationContext) => Promise<OperationResponse>;
+/**
+ * A problem the handler answers instead of throwing, because what it did on the way must commit (an
+ * invitation found lapsed is marked expired, then the caller gets 410).
+ */
+export interface ProblemResponse {
+  status: number;
+  body: ProblemBody;
+  headers?: Record<string, string>;
+}
+
+/** One of the operation's success responses as openapi.yaml declares them (errors are thrown as problems). */
+export type HandlerResponse<K extends OperationId> = K extends OperationId ? SuccessOf<K> : never;
+
+type SuccessOf<K extends OperationId> = {
+  [S in keyof SuccessesOf<K>]: SuccessesOf<K>[S] extends void
+    ? { status: S; body?: undefined; headers?: Record<string, string> }
+    : { status: S; body: SuccessesOf<K>[S]; headers?: Record<string, string> };
+}[keyof SuccessesOf<K>];
+
+export type OperationHandler<K extends OperationId> = (
+  op: OperationContext<K>,
+) => Promise<HandlerResponse<K> | ProblemResponse>;
+
+/** A handler for every operation and nothing else; the type-check fails on a missing or unknown one. */
+export type Handlers = { [K in OperationId]: OperationHandler<K> };
 
 export interface Pipeline {
   execute(request: OperationRequest): Promise<OperationResponse>;
@@ -99,7 +139,7 @@ export interface PipelineDeps {
   catalogue: Catalogue;
   api: OpenAPIBackend;
   policy: Policy;
-  handlers: Record<string, OperationHandler>;
+  handlers: Handlers;
   verifiers: BearerVerifier[];
   /** `WWW-Authenticate` value for a 401 or 403 at this door, naming the scope needed. */
   challenge(door: Door, scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
@@ -110,7 +150,8 @@ export interface PipelineDeps {
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { service, catalogue, policy, handlers } = deps;
   for (const id of catalogue.operations.keys()) {
-    if (!handlers[id]) throw new Error(`openapi.yaml operation ${id} has no handler in src/api/resources`);
+    if (!(id in handlers))
+      throw new Error(`openapi.yaml operation ${id} has no handler in src/api/resources`);
   }
   for (const id of Object.keys(handlers)) {
     if (!catalogue.operations.has(id)) throw new Error(`handler ${id} has no operation in openapi.yaml`);
@@ -178,7 +219,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       throw problems.forbidden(`${spec.scope} is not something you can do on your own account.`);
     }
 
-    const handler = handlers[spec.operationId]!;
+    // The request was validated against this operation's schemas just above: that is what makes its parts
+    // the typed parts the handler was written for.
+    const handler = handlers[spec.operationId as OperationId] as unknown as (
+      op: OperationContext,
+    ) => Promise<OperationResponse>;
     const write = spec.method !== 'get';
     const invoke = (tx: EntityManager) =>
       handler({

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { generateAccountToken } from '../authz/account-tokens.ts';
-import type { Scope } from '../authz/scopes.ts';
+import { isScope, type Scope } from '../authz/scopes.ts';
 import { AccountToken, type IAccount, type IAccountToken } from '../db/entities/index.ts';
 
 const DAY_MS = 86_400_000;
@@ -89,7 +89,8 @@ export function serializeToken(
     account: accountHandle,
     name: token.name,
     description: token.description,
-    scopes: token.scopes,
+    // Stored scopes are the service's; one retired since is not reported as if it were still granted.
+    scopes: token.scopes.filter(isScope),
     tokenPrefix: token.tokenPrefix,
     status: tokenStatus(token, now),
     expiresAt: token.expiresAt?.toISOString() ?? null,

@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import type { Role } from '../../authz/policy.ts';
 import type { IAccount } from '../../db/entities/index.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 
 const ROLE_STRENGTH: Role[] = ['self', 'organization_admin', 'organization_member', 'public_account'];
 
@@ -10,7 +11,7 @@ export function strongestRole(roles: Set<Role>): Role | null {
   return ROLE_STRENGTH.find((r) => roles.has(r)) ?? null;
 }
 
-export function serializeAccount(account: IAccount, role: Role | null) {
+export function serializeAccount(account: IAccount, role: Role | null): Schemas.Account {
   return {
     id: account.id,
     handle: account.handle,
@@ -58,7 +59,7 @@ async function accessibleAccounts(
   );
 }
 
-export const accountHandlers: Record<string, OperationHandler> = {
+export const accountHandlers = {
   async listAccounts(op) {
     const request = pageRequest(op.query);
     const rows = await accessibleAccounts(
@@ -84,4 +85,4 @@ export const accountHandlers: Record<string, OperationHandler> = {
     const target = op.target!;
     return { status: 200, body: serializeAccount(target.account, strongestRole(target.roles)) };
   },
-};
+} satisfies Partial<Handlers>;

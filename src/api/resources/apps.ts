@@ -1,9 +1,9 @@
 import { listConnectedApps, revokeConnectedApp } from '../../domain/connected-apps.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
 // Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/domain/connected-apps.ts).
-export const appHandlers: Record<string, OperationHandler> = {
+export const appHandlers = {
   async listConnectedApps(op) {
     const apps = await listConnectedApps(op.service.orm, op.caller.userId);
     return {
@@ -29,4 +29,4 @@ export const appHandlers: Record<string, OperationHandler> = {
     await op.em.flush();
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

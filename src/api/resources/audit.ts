@@ -1,13 +1,17 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { Account, AuditEvent, type IAuditEvent } from '../../db/entities/index.ts';
 import { userHandles } from '../../domain/users.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 
 // The audit log is read-only through the service: this module lists events and nothing edits or deletes
 // them (the database refuses that too; see the audit migration). Who may read whose events is the
 // policy's audit:read: administrators for their organization, everyone for their own personal account.
 
-function serializeEvent(event: IAuditEvent, handleOf: Map<string, string>) {
+const DOORS: readonly unknown[] = ['rest', 'mcp', 'web'] satisfies Schemas.AuditEvent['door'][];
+const isDoor = (value: unknown): value is NonNullable<Schemas.AuditEvent['door']> => DOORS.includes(value);
+
+function serializeEvent(event: IAuditEvent, handleOf: Map<string, string>): Schemas.AuditEvent {
   const { door, requestId, ...details } = event.details as Record<string, unknown>;
   const userId = event.actorUser?.id;
   return {
@@ -15,21 +19,21 @@ function serializeEvent(event: IAuditEvent, handleOf: Map<string, string>) {
     occurredAt: event.occurredAt.toISOString(),
     action: event.action,
     resourceType: event.resourceType,
-    resourceId: event.resourceId,
+    resourceId: event.resourceId ?? null,
     actor: {
       user: userId ? (handleOf.get(userId) ?? null) : null,
-      tokenId: event.actorTokenId,
-      clientId: event.actorClientId,
+      tokenId: event.actorTokenId ?? null,
+      clientId: event.actorClientId ?? null,
     },
-    door: typeof door === 'string' ? door : null,
-    ip: event.ip,
-    userAgent: event.userAgent,
+    door: isDoor(door) ? door : null,
+    ip: event.ip ?? null,
+    userAgent: event.userAgent ?? null,
     requestId: typeof requestId === 'string' && requestId !== '' ? requestId : null,
     details,
   };
 }
 
-export const auditHandlers: Record<string, OperationHandler> = {
+export const auditHandlers = {
   async listAuditEvents(op) {
     const request = pageRequest(op.query);
     const where: Record<string, unknown> = { account: op.target!.account.id };
@@ -59,4 +63,4 @@ export const auditHandlers: Record<string, OperationHandler> = {
     );
     return { status: 200, body: page(rows, request, (e) => serializeEvent(e, handleOf)) };
   },
-};
+} satisfies Partial<Handlers>;

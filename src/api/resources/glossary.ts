@@ -1,3 +1,4 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   GlossaryEntry,
   GlossarySettings,
@@ -10,7 +11,7 @@ import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { assertIfMatch, flushUnlessRaced, lostRace, revisionEtag, versionEtag } from '../etag.ts';
 import { page } from '../pagination.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { HandlerResponse, Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import {
   authorHandle,
@@ -43,7 +44,7 @@ type EntryFields = Pick<
   'term' | 'definition' | 'caseSensitive' | 'doNotTranslate' | 'forbidden' | 'translations'
 >;
 
-function serializeEntry(entry: EntryFields) {
+function serializeEntry(entry: EntryFields): Schemas.GlossaryEntry {
   return {
     term: entry.term,
     definition: entry.definition,
@@ -54,7 +55,11 @@ function serializeEntry(entry: EntryFields) {
   };
 }
 
-function serializeGlossary(row: IGlossaryVersion, entries: EntryFields[], author: string | null) {
+function serializeGlossary(
+  row: IGlossaryVersion,
+  entries: EntryFields[],
+  author: string | null,
+): Schemas.Glossary {
   return {
     version: row.version,
     etag: versionEtag(row.version),
@@ -91,7 +96,7 @@ function validEntries(entries: EntryInput[]): EntryFields[] {
   });
 }
 
-async function entryCounts(op: Parameters<OperationHandler>[0], versionIds: string[]) {
+async function entryCounts(op: OperationContext, versionIds: string[]) {
   if (versionIds.length === 0) return new Map<string, number>();
   const rows = await op.em.getConnection().execute<{ id: string; n: number }[]>(
     `select glossary_version_id as id, count(*)::int as n from glossary_entries
@@ -106,7 +111,10 @@ async function entryCounts(op: Parameters<OperationHandler>[0], versionIds: stri
 const SETTINGS = 'glossary settings';
 const DEFAULT_SETTINGS = { enforcementMode: 'warn' as const, revision: 0 };
 
-function serializeSettings(settings: IGlossarySettings | null, updatedBy: string | null) {
+function serializeSettings(
+  settings: IGlossarySettings | null,
+  updatedBy: string | null,
+): Schemas.GlossarySettings {
   const revision = settings?.revision ?? DEFAULT_SETTINGS.revision;
   return {
     enforcementMode: settings?.enforcementMode ?? DEFAULT_SETTINGS.enforcementMode,
@@ -117,7 +125,7 @@ function serializeSettings(settings: IGlossarySettings | null, updatedBy: string
   };
 }
 
-async function settingsResponse(op: Parameters<OperationHandler>[0], settings: IGlossarySettings | null) {
+async function settingsResponse(op: OperationContext, settings: IGlossarySettings | null) {
   const updatedById = settings?.updatedBy?.id;
   const updatedBy = updatedById ? ((await userHandles(op.em, [updatedById])).get(updatedById) ?? null) : null;
   const body = serializeSettings(settings, updatedBy);
@@ -129,7 +137,9 @@ async function settingsResponse(op: Parameters<OperationHandler>[0], settings: I
  * whole save and the edits by term all go through here, so they share one concurrency rule: a stale
  * If-Match is 412, and of two writes that race for the same version number one loses (412 or 409).
  */
-async function writeVersion(op: OperationContext, version: number, entries: EntryFields[]) {
+type GlossaryWrite = 'saveGlossary' | 'upsertGlossaryEntries' | 'removeGlossaryEntries';
+
+async function writeVersion(op: OperationContext<GlossaryWrite>, version: number, entries: EntryFields[]) {
   const row = op.em.create(GlossaryVersion, {
     account: op.target!.account,
     version,
@@ -162,7 +172,7 @@ async function editResponse(
   row: IGlossaryVersion,
   entryCount: number,
   changes: { added?: string[]; updated?: string[]; removed?: string[] },
-) {
+): Promise<HandlerResponse<'upsertGlossaryEntries' | 'removeGlossaryEntries'>> {
   const account = op.target!.account;
   return {
     status: 201,
@@ -199,7 +209,7 @@ function readSearchCursor(cursor: string | undefined): { version: number; after:
   return { version: Number(match[1]), after: Number(match[2]) };
 }
 
-export const glossaryHandlers: Record<string, OperationHandler> = {
+export const glossaryHandlers = {
   async getGlossary(op) {
     const row = await findVersion(op, GLOSSARY, ['entries']);
     return {
@@ -377,4 +387,4 @@ export const glossaryHandlers: Record<string, OperationHandler> = {
     });
     return { status: 200, ...(await settingsResponse(op, settings)) };
   },
-};
+} satisfies Partial<Handlers>;

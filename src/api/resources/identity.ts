@@ -1,21 +1,23 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   Identity,
   type IOrganizationDomain,
   Organization,
   OrganizationDomain,
   OrganizationSignInProvider,
+  type OrgRole,
 } from '../../db/entities/index.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
 import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization } from './organizations.ts';
 
 // Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
 
-function serializeDomain(row: IOrganizationDomain) {
+function serializeDomain(row: IOrganizationDomain): Schemas.Domain {
   return {
     domain: row.domain,
     verified: Boolean(row.verifiedAt),
@@ -24,7 +26,7 @@ function serializeDomain(row: IOrganizationDomain) {
   };
 }
 
-export const identityHandlers: Record<string, OperationHandler> = {
+export const identityHandlers = {
   async listIdentities(op) {
     const rows = await op.em.find(Identity, { user: op.caller.userId }, { orderBy: { createdAt: 'asc' } });
     const orgIds = rows.filter((r) => r.provider.startsWith('org:')).map((r) => r.provider.slice(4));
@@ -37,7 +39,7 @@ export const identityHandlers: Record<string, OperationHandler> = {
       body: {
         items: rows.map((r) => ({
           id: r.id,
-          provider: r.provider.startsWith('org:') ? 'organization' : r.provider,
+          provider: wireProvider(r.provider),
           organization: r.provider.startsWith('org:') ? (handleOf.get(r.provider.slice(4)) ?? null) : null,
           email: r.email ?? null,
           emailVerified: r.emailVerified,
@@ -181,19 +183,29 @@ export const identityHandlers: Record<string, OperationHandler> = {
     }
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;
+
+// Identities are stored with the provider that made them: a built-in one by its id, an organization's as
+// `org:<organization id>`; the wire names the latter `organization` (and its handle apart).
+const BUILT_IN_PROVIDERS = ['github', 'google', 'oidc'] as const;
+function wireProvider(stored: string): Schemas.Identity['provider'] {
+  const builtIn = BUILT_IN_PROVIDERS.find((id) => id === stored);
+  if (builtIn) return builtIn;
+  if (stored.startsWith('org:')) return 'organization';
+  throw new Error(`identity stored with an unknown provider "${stored}"`);
+}
 
 function serializeProvider(
   row: {
     issuer: string;
     clientId: string;
     clientSecretEncrypted?: unknown;
-    enrollRole?: string | null;
+    enrollRole?: OrgRole | null;
     required: boolean;
     updatedAt: Date;
   },
   baseUrl: string,
-) {
+): Schemas.IdentityProvider {
   return {
     issuer: row.issuer,
     clientId: row.clientId,

@@ -1,4 +1,4 @@
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
 import { appHandlers } from './apps.ts';
 import { auditHandlers } from './audit.ts';
@@ -14,7 +14,7 @@ import { userHandlers } from './user.ts';
 import { voiceHandlers } from './voice.ts';
 
 /** Every operation's handler by operationId; the pipeline refuses to start if one is missing. */
-export const handlers: Record<string, OperationHandler> = {
+export const handlers = {
   ...userHandlers,
   ...accountHandlers,
   ...appHandlers,
@@ -28,4 +28,4 @@ export const handlers: Record<string, OperationHandler> = {
   ...glossaryHandlers,
   ...auditHandlers,
   ...identityHandlers,
-};
+} satisfies Handlers;

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { hashToken } from '../../authz/account-tokens.ts';
 import {
   type IInvitation,
@@ -13,7 +14,7 @@ import {
 import { effectiveStatus, issueInvitation } from '../../domain/invitations.ts';
 import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { OperationContext, OperationHandler, OperationResponse } from '../pipeline.ts';
+import type { Handlers, OperationContext, ProblemResponse } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization, serializeOrganization } from './organizations.ts';
 
@@ -69,7 +70,7 @@ function invitationRows(
   );
 }
 
-function serializeInvitation(row: InvitationRow, organizationHandle: string) {
+function serializeInvitation(row: InvitationRow, organizationHandle: string): Schemas.Invitation {
   return {
     id: row.id,
     organization: organizationHandle,
@@ -88,8 +89,8 @@ function serializeInvitation(row: InvitationRow, organizationHandle: string) {
  * marked expired on the way, so the answer is a response (committed) rather than a thrown problem.
  */
 async function pendingInvitationFor(
-  op: OperationContext,
-): Promise<{ invitation: IInvitation; organization: IOrganization } | { refusal: OperationResponse }> {
+  op: OperationContext<'acceptInvitation' | 'declineInvitation'>,
+): Promise<{ invitation: IInvitation; organization: IOrganization } | { refusal: ProblemResponse }> {
   const invitation = await op.em.findOne(Invitation, { tokenHash: hashToken(op.body.token) });
   if (!invitation) throw problems.notFound('No invitation matches this token.');
   const status = effectiveStatus(invitation);
@@ -130,7 +131,7 @@ async function answer(op: OperationContext, invitation: IInvitation, status: 'ac
   if (changed !== 1) throw problems.conflict('This invitation was answered in the meantime.');
 }
 
-export const invitationHandlers: Record<string, OperationHandler> = {
+export const invitationHandlers = {
   async listInvitations(op) {
     const organization = await findOrganization(op);
     const request = pageRequest(op.query);
@@ -236,4 +237,4 @@ export const invitationHandlers: Record<string, OperationHandler> = {
     await op.em.flush();
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   AccountToken,
   type IOrganization,
@@ -7,7 +8,7 @@ import {
   type OrgRole,
 } from '../../db/entities/index.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization } from './organizations.ts';
 
@@ -49,7 +50,7 @@ function memberRows(
   );
 }
 
-function serializeMember(row: MemberRow) {
+function serializeMember(row: MemberRow): Schemas.Member {
   return {
     user: row.handle,
     displayName: row.display_name,
@@ -113,7 +114,7 @@ async function endMembership(
   await op.em.flush();
 }
 
-export const memberHandlers: Record<string, OperationHandler> = {
+export const memberHandlers = {
   async listMembers(op) {
     const organization = await findOrganization(op);
     const request = pageRequest(op.query);
@@ -155,4 +156,4 @@ export const memberHandlers: Record<string, OperationHandler> = {
     await endMembership(op, organization, row, 'member.leave');
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,20 +1,21 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { findAccountPage, findByHandle } from '../account-resources.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
 /** The API key never leaves the service: a response says whether there is one and how it ends. */
-function serializeModel(model: IAccountModel, accountHandle: string) {
+function serializeModel(model: IAccountModel, accountHandle: string): Schemas.AccountModel {
   return {
     id: model.id,
     account: accountHandle,
     handle: model.handle,
     model: model.model,
-    baseUrl: model.baseUrl,
+    baseUrl: model.baseUrl ?? null,
     hasApiKey: model.apiKeyEncrypted !== null,
-    apiKeyLast4: model.apiKeyLast4,
+    apiKeyLast4: model.apiKeyLast4 ?? null,
     isDefault: model.isDefault,
     createdAt: model.createdAt.toISOString(),
     updatedAt: model.updatedAt.toISOString(),
@@ -25,7 +26,7 @@ function findModel(op: OperationContext): Promise<IAccountModel> {
   return findByHandle(op, AccountModel, op.params.modelHandle!, 'model');
 }
 
-export const modelHandlers: Record<string, OperationHandler> = {
+export const modelHandlers = {
   async listModels(op) {
     const found = await findAccountPage(op, AccountModel);
     return { status: 200, body: found.body((m) => serializeModel(m, op.target!.account.handle)) };
@@ -79,4 +80,4 @@ export const modelHandlers: Record<string, OperationHandler> = {
     await op.em.flush();
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,3 +1,4 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import type { Role } from '../../authz/policy.ts';
 import {
   Account,
@@ -10,7 +11,7 @@ import {
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
 interface OrganizationFields {
@@ -30,7 +31,10 @@ export function membershipRole(roles: Set<Role>): OrgRole | null {
 }
 
 /** An organization is named by its account, so it shows the account's id, handle and settings. */
-export function serializeOrganization(account: OrganizationFields, role: OrgRole | null) {
+export function serializeOrganization(
+  account: OrganizationFields,
+  role: OrgRole | null,
+): Schemas.Organization {
   return {
     id: account.id,
     handle: account.handle,
@@ -66,7 +70,7 @@ interface MyOrganizationRow {
   role: OrgRole;
 }
 
-export const organizationHandlers: Record<string, OperationHandler> = {
+export const organizationHandlers = {
   async listOrganizations(op) {
     const request = pageRequest(op.query);
     const restrictedTo = op.caller.restrictedToAccountId ?? null;
@@ -160,4 +164,4 @@ export const organizationHandlers: Record<string, OperationHandler> = {
     await op.em.nativeDelete(Account, { id: account.id });
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,10 +1,11 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
 import { findAccountPage, findByHandle } from '../account-resources.ts';
-import type { OperationContext, OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
-export function serializeProject(project: IProject, accountHandle: string) {
+export function serializeProject(project: IProject, accountHandle: string): Schemas.Project {
   return {
     id: project.id,
     account: accountHandle,
@@ -28,7 +29,7 @@ function checkLocales(source: string, targets: string[]) {
   }
 }
 
-export const projectHandlers: Record<string, OperationHandler> = {
+export const projectHandlers = {
   async listProjects(op) {
     const found = await findAccountPage(op, Project);
     return { status: 200, body: found.body((p) => serializeProject(p, op.target!.account.handle)) };
@@ -87,4 +88,4 @@ export const projectHandlers: Record<string, OperationHandler> = {
     await op.em.flush();
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

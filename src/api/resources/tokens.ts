@@ -4,10 +4,10 @@ import { Account, AccountToken } from '../../db/entities/index.ts';
 import { childTokenExpiry, issueAccountToken, serializeToken, TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { userHandles } from '../../domain/users.ts';
 import { findAccountPage } from '../account-resources.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
 
-export const tokenHandlers: Record<string, OperationHandler> = {
+export const tokenHandlers = {
   async listTokens(op) {
     const found = await findAccountPage(op, AccountToken);
     // Creators are named by their personal account's handle, fetched for the whole page at once.
@@ -98,4 +98,4 @@ export const tokenHandlers: Record<string, OperationHandler> = {
     }
     return { status: 204 };
   },
-};
+} satisfies Partial<Handlers>;

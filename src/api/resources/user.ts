@@ -1,7 +1,8 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { Account, User } from '../../db/entities/index.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 
-async function serializeUser(op: Parameters<OperationHandler>[0]) {
+async function serializeUser(op: OperationContext): Promise<Schemas.User> {
   const user = await op.em.findOneOrFail(User, { id: op.caller.userId });
   const account = await op.em.findOneOrFail(Account, { user: user.id });
   return {
@@ -13,7 +14,7 @@ async function serializeUser(op: Parameters<OperationHandler>[0]) {
   };
 }
 
-export const userHandlers: Record<string, OperationHandler> = {
+export const userHandlers = {
   async getCurrentUser(op) {
     return { status: 200, body: await serializeUser(op) };
   },
@@ -28,4 +29,4 @@ export const userHandlers: Record<string, OperationHandler> = {
     await op.em.flush();
     return { status: 200, body: await serializeUser(op) };
   },
-};
+} satisfies Partial<Handlers>;

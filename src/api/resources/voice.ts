@@ -1,9 +1,10 @@
+import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { type IVoiceVersion, VoiceVersion } from '../../db/entities/index.ts';
 import { assertCountryCodes } from '../../domain/countries.ts';
 import { canonicalLocaleKeys } from '../../domain/validation.ts';
 import { versionEtag } from '../etag.ts';
 import { page } from '../pagination.ts';
-import type { OperationHandler } from '../pipeline.ts';
+import type { Handlers } from '../pipeline.ts';
 import {
   authorHandle,
   findVersion,
@@ -26,7 +27,7 @@ interface VoiceOverride {
   [field: string]: unknown;
 }
 
-export function serializeVoice(row: IVoiceVersion, author: string | null) {
+export function serializeVoice(row: IVoiceVersion, author: string | null): Schemas.Voice {
   return {
     version: row.version,
     etag: versionEtag(row.version),
@@ -54,7 +55,7 @@ function validOverrides(overrides: Record<string, VoiceOverride>): Record<string
   return canonicalLocaleKeys(overrides, '/body/localeOverrides');
 }
 
-export const voiceHandlers: Record<string, OperationHandler> = {
+export const voiceHandlers = {
   async getVoice(op) {
     const row = await findVersion(op, VOICE);
     return {
@@ -101,4 +102,4 @@ export const voiceHandlers: Record<string, OperationHandler> = {
     const { rows, request, authors } = await versionHistory(op, VOICE);
     return { status: 200, body: page(rows, request, (row) => versionSummary(row, authors)) };
   },
-};
+} satisfies Partial<Handlers>;
