@@ -1,0 +1,211 @@
+// Every environment variable the service reads, as one zod schema: its type, its format, and the message
+// that names it when it is wrong. Rules that tie several variables together (production requirements,
+// defaults that depend on others) are applied to the parsed values in index.ts.
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off']);
+
+/** A custom issue whose message is the whole line the operator sees. */
+const fail = (ctx: z.RefinementCtx, message: string) => {
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+};
+
+/** An unset or blank variable is absent; a set one is trimmed, then checked by `schema`. */
+function optional<T extends z.ZodType>(schema: T) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim() || undefined : value),
+    schema.optional(),
+  );
+}
+
+function wholeNumber(name: string, range: { min?: number; max?: number }, what: string) {
+  const { min = 0, max = Number.MAX_SAFE_INTEGER } = range;
+  return z.string().transform((raw, ctx) => {
+    const value = Number(raw);
+    return /^\d+$/.test(raw) && value >= min && value <= max
+      ? value
+      : fail(ctx, `${name} must be ${what} (got "${raw}")`);
+  });
+}
+
+const port = (name: string) => wholeNumber(name, { max: 65_535 }, 'an integer from 0 to 65535');
+const millis = (name: string) =>
+  wholeNumber(name, { max: 86_400_000 }, 'a whole number of milliseconds from 0 to 86400000');
+const perMinute = (name: string) => wholeNumber(name, { min: 1 }, 'a whole number of at least 1');
+
+const bool = (name: string) =>
+  z.string().transform((raw, ctx) => {
+    const word = raw.toLowerCase();
+    if (TRUE.has(word)) return true;
+    if (FALSE.has(word)) return false;
+    return fail(ctx, `${name} must be true or false (got "${raw}")`);
+  });
+
+const matching = (name: string, pattern: RegExp, what: string) =>
+  z.string().regex(pattern, { error: `${name} must be ${what}` });
+
+const postgresUrl = matching('DATABASE_URL', /^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL');
+
+/** The service's public origin: a bare http(s) origin, since it is the OAuth issuer. */
+const baseUrl = z.string().transform((raw, ctx) => {
+  const url = URL.parse(raw);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    return fail(ctx, `BASE_URL must be an absolute http(s) URL (got "${raw}")`);
+  if (url.pathname !== '/' || url.search || url.hash)
+    return fail(ctx, `BASE_URL must be a bare origin such as https://l10n.example.com (got "${raw}")`);
+  return url.origin;
+});
+
+/** An upstream provider's URL (https in production is checked with the other production rules). */
+const providerUrl = (name: string) =>
+  z.string().transform((raw, ctx) => {
+    const url = URL.parse(raw);
+    if (!url || !['https:', 'http:'].includes(url.protocol) || url.search || url.hash)
+      return fail(ctx, `${name} must be an absolute https URL (got "${raw}")`);
+    return raw.replace(/\/+$/, '');
+  });
+
+const commaList = (name: string, item: RegExp, what: string) =>
+  z.string().transform((raw, ctx) => {
+    const items = raw
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
+    for (const bad of items.filter((part) => !item.test(part))) fail(ctx, `${name} ${what} (got "${bad}")`);
+    return items;
+  });
+
+const IP_WITH_PORT = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i;
+
+/** express's `trust proxy`: a boolean, a hop count, or addresses and subnets as express reads them. */
+const trustProxy = z
+  .string()
+  .transform((raw): boolean | number | string =>
+    raw === 'true' ? true : raw === 'false' ? false : /^\d+$/.test(raw) ? Number(raw) : raw,
+  );
+
+export const settingsSchema = z.object({
+  NODE_ENV: optional(
+    z.enum(['development', 'production', 'test'], {
+      error: (issue) => `NODE_ENV must be one of development, production, test (got "${issue.input}")`,
+    }),
+  ),
+  PORT: optional(port('PORT')),
+  HOST: optional(z.string()),
+  BASE_URL: optional(baseUrl),
+  DATABASE_URL: optional(postgresUrl),
+  REDIS_URL: optional(matching('REDIS_URL', /^rediss?:\/\//, 'a redis:// or rediss:// URL')),
+  DATA_DIR: optional(z.string()),
+  POLICY_DIR: optional(z.string()),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })),
+  TRUST_PROXY: optional(trustProxy),
+  EMBEDDED_POSTGRES_PORT: optional(port('EMBEDDED_POSTGRES_PORT')),
+  SHUTDOWN_TIMEOUT_MS: optional(millis('SHUTDOWN_TIMEOUT_MS')),
+  HTTP_HEADERS_TIMEOUT_MS: optional(millis('HTTP_HEADERS_TIMEOUT_MS')),
+  HTTP_REQUEST_TIMEOUT_MS: optional(millis('HTTP_REQUEST_TIMEOUT_MS')),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: optional(millis('HTTP_KEEP_ALIVE_TIMEOUT_MS')),
+  SEED_DEMO: optional(bool('SEED_DEMO')),
+  DEV_LOGIN: optional(bool('DEV_LOGIN')),
+  CIMD_ALLOW_LOOPBACK: optional(bool('CIMD_ALLOW_LOOPBACK')),
+  VALIDATE_RESPONSES: optional(bool('VALIDATE_RESPONSES')),
+  MIGRATE_ON_START: optional(bool('MIGRATE_ON_START')),
+  METRICS_PORT: optional(port('METRICS_PORT')),
+  METRICS_TOKEN: optional(
+    z.string().min(32, { error: 'METRICS_TOKEN must be at least 32 characters (openssl rand -hex 32)' }),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(
+    matching(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      /^https?:\/\/[^/]/,
+      'an http(s) URL such as http://collector:4318',
+    ),
+  ),
+  RATE_LIMIT_REGISTER_PER_MINUTE: optional(perMinute('RATE_LIMIT_REGISTER_PER_MINUTE')),
+  RATE_LIMIT_TOKEN_PER_MINUTE: optional(perMinute('RATE_LIMIT_TOKEN_PER_MINUTE')),
+  RATE_LIMIT_FAILED_AUTH_PER_MINUTE: optional(perMinute('RATE_LIMIT_FAILED_AUTH_PER_MINUTE')),
+  DNS_SERVERS: optional(
+    commaList('DNS_SERVERS', IP_WITH_PORT, 'must list IP addresses, each optionally with :port'),
+  ),
+  GITHUB_CLIENT_ID: optional(z.string()),
+  GITHUB_CLIENT_SECRET: optional(z.string()),
+  GITHUB_URL: optional(providerUrl('GITHUB_URL')),
+  GITHUB_API_URL: optional(providerUrl('GITHUB_API_URL')),
+  GOOGLE_CLIENT_ID: optional(z.string()),
+  GOOGLE_CLIENT_SECRET: optional(z.string()),
+  GOOGLE_ISSUER: optional(providerUrl('GOOGLE_ISSUER')),
+  OIDC_CLIENT_ID: optional(z.string()),
+  OIDC_CLIENT_SECRET: optional(z.string()),
+  OIDC_ISSUER: optional(providerUrl('OIDC_ISSUER')),
+  OIDC_NAME: optional(z.string()),
+});
+
+/** The secrets: from the environment, or in development from the data folder (see dev-secrets.ts). */
+export const secretsSchema = z.object({
+  COOKIE_KEYS: z.string().transform((raw, ctx) => {
+    const keys = raw
+      .split(',')
+      .map((key) => key.trim())
+      .filter(Boolean);
+    return keys.length > 0 && keys.every((key) => key.length >= 32)
+      ? keys
+      : fail(ctx, 'COOKIE_KEYS: every key must be at least 32 characters');
+  }),
+  SIGNING_JWKS: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        const jwks = JSON.parse(raw) as { keys?: unknown };
+        if (
+          Array.isArray(jwks.keys) &&
+          jwks.keys.length > 0 &&
+          jwks.keys.every((key) => typeof key === 'object' && key !== null && typeof key.d === 'string')
+        )
+          return { keys: jwks.keys as Record<string, unknown>[] };
+      } catch {}
+      return fail(
+        ctx,
+        'SIGNING_JWKS must be a JSON Web Key Set with at least one private key ({"keys":[...]})',
+      );
+    })
+    // Rotation: the first key signs, every key verifies and is published. Several keys must be told apart
+    // by a unique `kid`, or a verifier could not pick the right one.
+    .refine(
+      ({ keys }) => {
+        const kids = keys.map((key) => key.kid);
+        return (
+          kids.length < 2 ||
+          (kids.every((kid) => typeof kid === 'string' && kid !== '') && new Set(kids).size === kids.length)
+        );
+      },
+      { error: 'SIGNING_JWKS: with several keys, each needs its own "kid"' },
+    ),
+  FIELD_ENCRYPTION_KEY: z
+    .string()
+    .transform((raw) => Buffer.from(raw, 'base64'))
+    .refine((key) => key.length === 32, {
+      error: 'FIELD_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)',
+    }),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+
+/**
+ * Parses each variable of `schema` on its own, so one bad value does not hide the others: the values that
+ * parsed, and one line per problem.
+ */
+export function parseEach<S extends z.ZodObject>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): { values: Partial<z.output<S>>; problems: string[] } {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, field] of Object.entries(schema.shape) as [string, z.ZodType][]) {
+    const parsed = field.safeParse(env[name]);
+    if (parsed.success) values[name] = parsed.data;
+    else problems.push(...parsed.error.issues.map((issue) => issue.message));
+  }
+  return { values: values as Partial<z.output<S>>, problems };
+}
