@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountToken } from '../db/entities/index.ts';
 import type { Caller } from './caller.ts';
@@ -35,15 +36,6 @@ function encodeChecksum(value: number): string {
     n = Math.floor(n / 62);
   }
   return out;
-}
-
-function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (const byte of Buffer.from(text)) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return (crc ^ 0xffffffff) >>> 0;
 }
 
 export function hashToken(token: string): Buffer {

@@ -3,6 +3,7 @@
 // leak hands out no sessions. Pages use this small API: current(), require(), start(), end(), list().
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { parseCookie } from 'cookie';
 import type { Request, Response } from 'express';
 import { BrowserSession } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
@@ -51,12 +52,9 @@ export interface Sessions {
 
 const hash = (value: string) => createHash('sha256').update(value).digest();
 
+/** One cookie of the request (the first, if the browser sent the name twice), parsed by the `cookie` package. */
 export function readCookie(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  return parseCookie(req.headers.cookie ?? '')[name];
 }
 
 export function createSessions(orm: Orm, baseUrl: string): Sessions {

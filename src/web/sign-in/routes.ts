@@ -23,6 +23,7 @@ import {
   SignInError,
 } from '../../identity/providers.ts';
 import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
+import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { errorPage, settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
@@ -61,7 +62,7 @@ export function safeNext(value: unknown, baseUrl: string): string {
   return `${url.pathname}${url.search}`;
 }
 
-interface Pending {
+type Pending = {
   /** The sign_in_attempts row: deleted by the first callback, so the same state cannot be replayed. */
   id: string;
   provider: ProviderId;
@@ -70,8 +71,7 @@ interface Pending {
   next: string;
   /** Set when a signed-in person links another provider to themselves. */
   linkTo?: string;
-  exp: number;
-}
+};
 
 export interface IdentityRoutesOptions {
   sessions: Sessions;
@@ -95,22 +95,9 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   } as const;
   const callbackUri = (provider: ProviderId) => `${baseUrl}/signin/callback/${provider}`;
 
-  // The pending sign-in travels in a cookie signed with the cookie keys, so a callback is honoured only
-  // in the browser that started it; its attempt row makes it single-use.
-  function seal(pending: Pending): string {
-    const body = Buffer.from(JSON.stringify(pending)).toString('base64url');
-    return `${body}.${csrf.token(PENDING_PURPOSE, body)}`;
-  }
-  function unseal(value: string | undefined): Pending | undefined {
-    const [body, mac] = (value ?? '').split('.');
-    if (!body || !csrf.verify(PENDING_PURPOSE, body, mac)) return undefined;
-    try {
-      const pending = JSON.parse(Buffer.from(body, 'base64url').toString()) as Pending;
-      return pending.exp > Date.now() / 1000 ? pending : undefined;
-    } catch {
-      return undefined;
-    }
-  }
+  // The pending sign-in travels in a sealed cookie, so a callback is honoured only in the browser that
+  // started it (and the browser cannot read its PKCE verifier); its attempt row makes it single-use.
+  const pendingCookie = createCookieSealer<Pending>(ctx.config.cookieKeys, PENDING_PURPOSE);
 
   const fail = (res: Response, status: number, message: string, next = DEFAULT_NEXT) =>
     res.status(status).type('html').send(signInFailedPage(message, next));
@@ -158,10 +145,12 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       provider,
       checks,
       next,
-      exp: Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS,
       ...extra,
     };
-    res.cookie(PENDING_COOKIE, seal(pending), { ...cookieOptions, maxAge: PENDING_TTL_SECONDS * 1000 });
+    res.cookie(PENDING_COOKIE, await pendingCookie.seal(pending, PENDING_TTL_SECONDS), {
+      ...cookieOptions,
+      maxAge: PENDING_TTL_SECONDS * 1000,
+    });
     res.redirect(303, url.toString());
   }
 
@@ -210,7 +199,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
 
   router.get('/signin/callback/:provider', async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    const pending = unseal(readCookie(req, PENDING_COOKIE));
+    const pending = await pendingCookie.open(readCookie(req, PENDING_COOKIE));
     res.clearCookie(PENDING_COOKIE, cookieOptions);
     const next = pending?.next ?? DEFAULT_NEXT;
     const expired = 'This sign-in has expired or was not started in this browser. Start again.';
