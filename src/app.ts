@@ -109,7 +109,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
 }
 
 /** RFC 6750 / RFC 9728 challenge: where the protected resource's metadata is and which scope is needed. */
-export function bearerChallenge(baseUrl: string, door: Door, scope: string, error?: string): string {
+function bearerChallenge(baseUrl: string, door: Door, scope: string, error?: string): string {
   const metadata = `${baseUrl}/.well-known/oauth-protected-resource/${door === 'mcp' ? 'mcp' : 'api'}`;
   return `Bearer ${error ? `error="${error}", ` : ''}scope="${scope}", resource_metadata="${metadata}"`;
 }

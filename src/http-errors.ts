@@ -18,7 +18,7 @@ import { html, page } from './web/html.ts';
 
 type Door = 'api' | 'mcp' | 'oauth' | 'web';
 
-export interface HttpFailure {
+interface HttpFailure {
   status: number;
   /** Safe to show the client. */
   detail: string;
@@ -36,7 +36,7 @@ function doorOf(path: string): Door {
 }
 
 /** What went wrong, for the client: a 4xx the request caused, a 503 while the database is away, or a 500. */
-export function describeFailure(error: unknown): HttpFailure {
+function describeFailure(error: unknown): HttpFailure {
   if (isDatabaseUnavailable(error)) {
     return {
       status: 503,
@@ -107,7 +107,7 @@ function formatBytes(bytes: number): string {
 }
 
 /** The failure as a problem (RFC 9457), for the API and for non-browser clients elsewhere. */
-export function failureProblem(failure: HttpFailure): Problem {
+function failureProblem(failure: HttpFailure): Problem {
   switch (failure.status) {
     case 413:
       return problems.payloadTooLarge(failure.detail);
@@ -123,7 +123,7 @@ export function failureProblem(failure: HttpFailure): Problem {
 }
 
 /** The RFC 6749 error code that fits a status: the OAuth endpoints' own vocabulary. */
-export function oauthErrorCode(status: number): string {
+function oauthErrorCode(status: number): string {
   if (status === 503) return 'temporarily_unavailable';
   if (status >= 500) return 'server_error';
   return 'invalid_request';

@@ -16,7 +16,7 @@ export const revisionEtag = (revision: number) => `"r${revision}"`;
  * The entity tags of an If-Match value, or `*`. Bare tags (`v3`) are accepted as `"v3"` because agents
  * copy the `etag` field of a body and lose the quotes; weak tags (`W/"v3"`) stay weak and never match.
  */
-export function parseIfMatch(value: string): string[] | '*' {
+function parseIfMatch(value: string): string[] | '*' {
   const trimmed = value.trim();
   if (trimmed === '*') return '*';
   return trimmed

@@ -50,7 +50,7 @@ export interface OperationResponse {
 }
 
 /** Every operation of openapi.yaml, by operationId. */
-export type OperationId = keyof Operations;
+type OperationId = keyof Operations;
 type RequestOf<K extends OperationId> = Operations[K]['data'];
 type SuccessesOf<K extends OperationId> = Operations[K]['responses'];
 
@@ -113,7 +113,7 @@ type SuccessOf<K extends OperationId> = {
     : { status: S; body: SuccessesOf<K>[S]; headers?: Record<string, string> };
 }[keyof SuccessesOf<K>];
 
-export type OperationHandler<K extends OperationId> = (
+type OperationHandler<K extends OperationId> = (
   op: OperationContext<K>,
 ) => Promise<HandlerResponse<K> | ProblemResponse>;
 

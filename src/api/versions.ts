@@ -117,7 +117,7 @@ export async function authorHandle(em: EntityManager, row: VersionRow): Promise<
   return authorOf(row, authors);
 }
 
-export function authorOf(row: VersionRow, authors: Map<string, string>): string | null {
+function authorOf(row: VersionRow, authors: Map<string, string>): string | null {
   return (row.author && authors.get(row.author.id)) ?? null;
 }
 

@@ -1,7 +1,7 @@
 // Who is calling, as every operation sees it, whichever door (REST, MCP or the web pages) and credential it came through.
 import type { Scope } from './scopes.ts';
 
-export type Credential =
+type Credential =
   /** A bearer token created through the API for one account (see account-tokens.ts). */
   | { kind: 'account_token'; tokenId: string; accountId: string }
   /** An OAuth access token issued by our authorization server (see src/oauth). */

@@ -21,7 +21,7 @@ export class PolicyError extends Error {
   }
 }
 
-export const DEFAULT_POLICY_DIR = join(import.meta.dirname, '..', '..', 'policies');
+const DEFAULT_POLICY_DIR = join(import.meta.dirname, '..', '..', 'policies');
 
 /**
  * Parses policy.csv strictly before Casbin sees it: Casbin would accept a typo'd role or scope as a rule

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { loadOrCreateDevSecrets } from './dev-secrets.ts';
 import { type LOG_LEVELS, parseEach, type Settings, secretsSchema, settingsSchema } from './settings.ts';
 
-export type NodeEnv = 'development' | 'production' | 'test';
+type NodeEnv = 'development' | 'production' | 'test';
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
@@ -71,13 +71,13 @@ export interface OidcProviderConfig {
   name: string;
 }
 
-export interface ProvidersConfig {
+interface ProvidersConfig {
   github?: { clientId: string; clientSecret: string; url: string; apiUrl: string };
   google?: OidcProviderConfig;
   oidc?: OidcProviderConfig;
 }
 
-export interface RateLimitSettings {
+interface RateLimitSettings {
   /** POST /oauth/register, per client address. */
   registerPerMinute: number;
   /** Each of /oauth/token, /oauth/revoke, /oauth/introspect, per address and client. */

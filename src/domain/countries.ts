@@ -13,7 +13,7 @@ const ISO_3166_1_ALPHA_2 = new Set(
    YT ZA ZM ZW`.split(/\s+/),
 );
 
-export function isCountryCode(code: string): boolean {
+function isCountryCode(code: string): boolean {
   return ISO_3166_1_ALPHA_2.has(code);
 }
 

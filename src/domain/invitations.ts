@@ -10,7 +10,7 @@ import {
 } from '../db/entities/index.ts';
 
 /** How long an invitation can be accepted. */
-export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 // A recognisable prefix lets secret scanners spot a leaked invitation link, as with account tokens.
 const INVITATION_TOKEN_PREFIX = 'l10ninv_';
 

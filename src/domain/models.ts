@@ -41,11 +41,6 @@ export function sealModelApiKey(
   return { apiKeyEncrypted: cipher.encrypt(apiKey, modelId), apiKeyLast4: apiKey.slice(-4) };
 }
 
-/** The plaintext key, for the code that calls the model; never for a response. */
-export function openModelApiKey(cipher: FieldCipher, model: IAccountModel): string | null {
-  return model.apiKeyEncrypted ? cipher.decrypt(Buffer.from(model.apiKeyEncrypted), model.id) : null;
-}
-
 /**
  * Clears the default flag on the account's other models, in the caller's transaction, before one becomes
  * the default. The partial unique index `account_models_one_default` still settles two concurrent calls.

@@ -71,7 +71,7 @@ export function issueAccountToken(
   return { row, secret: token };
 }
 
-export function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
+function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
   if (token.revokedAt) return 'revoked';
   if (token.expiresAt && token.expiresAt <= now) return 'expired';
   return 'active';
@@ -100,5 +100,3 @@ export function serializeToken(
     createdBy,
   };
 }
-
-export type SerializedToken = ReturnType<typeof serializeToken>;

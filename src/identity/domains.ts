@@ -7,7 +7,7 @@ import { DOMAINS as FREE_EMAIL_DOMAINS } from 'free-email-domains-list';
 import { parse } from 'tldts';
 
 /** The record goes under this label, so it does not crowd the domain's own TXT records. */
-export const TXT_LABEL = '_l10n-verification';
+const TXT_LABEL = '_l10n-verification';
 const TXT_PREFIX = 'l10n-verification=';
 
 /** Why this domain cannot be claimed, or undefined when it can. */

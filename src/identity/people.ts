@@ -37,7 +37,7 @@ export async function verifiedEmails(em: EntityManager, userId: string): Promise
 }
 
 /** A handle made from the provider's username: lowercase letters, digits and hyphens, starting with a letter. */
-export function proposeHandle(username: string | undefined): string {
+function proposeHandle(username: string | undefined): string {
   let base = (username ?? '')
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, '-')

@@ -59,7 +59,7 @@ function insecureAllowed(url: string, production: boolean): boolean {
 /** Discovery documents are fetched once per issuer and client every few minutes, not per sign-in. */
 const discoveries = new Map<string, { at: number; config: Promise<client.Configuration> }>();
 
-export function discover(settings: OidcSettings, production: boolean): Promise<client.Configuration> {
+function discover(settings: OidcSettings, production: boolean): Promise<client.Configuration> {
   const key = `${settings.issuer}\0${settings.clientId}\0${settings.clientSecret}`;
   const cached = discoveries.get(key);
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
@@ -163,7 +163,7 @@ function stringClaim(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
-export function githubLeg(settings: NonNullable<Config['providers']['github']>, production: boolean): Leg {
+function githubLeg(settings: NonNullable<Config['providers']['github']>, production: boolean): Leg {
   const config = new client.Configuration(
     {
       issuer: settings.url,

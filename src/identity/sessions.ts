@@ -8,11 +8,11 @@ import type { Request, Response } from 'express';
 import { BrowserSession } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 
-export const SESSION_COOKIE = 'l10n_session';
+const SESSION_COOKIE = 'l10n_session';
 /** A session nobody used for this long is over. */
-export const SESSION_IDLE_SECONDS = 3 * 24 * 60 * 60;
+const SESSION_IDLE_SECONDS = 3 * 24 * 60 * 60;
 /** However much it is used, a session ends this long after sign-in. */
-export const SESSION_ABSOLUTE_SECONDS = 14 * 24 * 60 * 60;
+const SESSION_ABSOLUTE_SECONDS = 14 * 24 * 60 * 60;
 /** last_seen_at is written at most this often, so reading a page is not a write each time. */
 const TOUCH_INTERVAL_MS = 5 * 60 * 1000;
 

@@ -47,7 +47,7 @@ const CENSOR = '[redacted]';
 const isSecretParameter = (name: string) => SECRET_PARAMETERS.has(name.toLowerCase());
 
 /** The URL with the value of every credential-carrying query parameter replaced, the rest untouched. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
   const hash = url.indexOf('#', q);
@@ -88,7 +88,7 @@ function redactNestedUrl(rawValue: string): string {
 }
 
 /** A parsed query (express's req.query) with the same parameters redacted, at any depth of nesting. */
-export function redactQuery(query: unknown): unknown {
+function redactQuery(query: unknown): unknown {
   if (!query || typeof query !== 'object') return query;
   if (Array.isArray(query)) return query.map(redactQuery);
   return Object.fromEntries(

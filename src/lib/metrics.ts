@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler, type Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-export type MetricsDoor = 'rest' | 'mcp' | 'oauth' | 'web';
+type MetricsDoor = 'rest' | 'mcp' | 'oauth' | 'web';
 
 export interface PoolStats {
   total: number;

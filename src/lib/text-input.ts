@@ -19,7 +19,7 @@ const FORBIDDEN =
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why a string is refused, or undefined when it is acceptable. */
-export function textProblem(text: string): string | undefined {
+function textProblem(text: string): string | undefined {
   const match = FORBIDDEN.exec(text);
   if (!match) return undefined;
   const code = match[0].charCodeAt(0);

@@ -101,7 +101,7 @@ function isValidationProblem(response: OperationResponse): boolean {
   return response.status === 400 && Array.isArray(body?.errors) && body.errors.length > 0;
 }
 
-export function problemResult(problem: unknown): CallToolResult {
+function problemResult(problem: unknown): CallToolResult {
   const body = problem instanceof Problem ? problem.toJSON() : problem;
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }

@@ -25,7 +25,7 @@ export interface McpHttpOptions {
   challenge(scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
 }
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 1024 * 1024;
 
 const CORS_ALLOW_HEADERS =
@@ -144,7 +144,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
 }
 
 /** DNS rebinding: a browser page may reach us only from our own origin or from a local (loopback) one. */
-export function originAllowed(origin: string, ownOrigin: string): boolean {
+function originAllowed(origin: string, ownOrigin: string): boolean {
   let url: URL;
   try {
     url = new URL(origin);

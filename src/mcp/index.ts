@@ -5,9 +5,6 @@ import { createMcpRouter, type McpHttpOptions } from './http.ts';
 import type { ToolRegistry } from './server.ts';
 import { deriveTools } from './tools.ts';
 
-export { MCP_PATH } from './http.ts';
-export type { ToolDefinition } from './tools.ts';
-
 /** The tools of the catalogue's x-mcp operations, derived once at start. */
 export function createToolRegistry(catalogue: Catalogue): ToolRegistry {
   const all = deriveTools(catalogue);

@@ -23,7 +23,7 @@ export interface CallContext {
  * How long a client may keep a tools/list result. The list is derived once at start and changes only with
  * a deployment; it is filtered by the caller's scopes, so it is `private` (never shared between tokens).
  */
-export const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
+const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
 
 /**
  * One low-level MCP server for one HTTP request (the endpoint is stateless, for both protocol eras): it

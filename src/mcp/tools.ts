@@ -13,7 +13,7 @@ import {
 // tool's arguments are one flat object (path, query and header parameters next to the body's fields);
 // `placement` says where each argument goes back to when the call runs through the operation pipeline.
 
-export type ArgumentPlace = { in: 'path' | 'query' | 'header'; name: string } | { in: 'body'; name: string };
+type ArgumentPlace = { in: 'path' | 'query' | 'header'; name: string } | { in: 'body'; name: string };
 
 export interface ToolDefinition {
   /** What tools/list shows. */
@@ -29,7 +29,7 @@ export interface ToolDefinition {
   wrapsResult: boolean;
 }
 
-export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const WHOLE_BODY_ARGUMENT = 'body';
 
 /** Every x-mcp operation as a tool; throws at start on anything a client could not use as it is. */

@@ -20,7 +20,7 @@ export function advertiseScopes(provider: Provider): void {
   });
 }
 
-export function protectedResourceMetadata(baseUrl: string, door: 'rest' | 'mcp') {
+function protectedResourceMetadata(baseUrl: string, door: 'rest' | 'mcp') {
   return {
     resource: resourceFor(door, baseUrl),
     authorization_servers: [baseUrl],

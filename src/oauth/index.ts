@@ -29,9 +29,8 @@ const OAUTH_PATHS = new Set<string>([
   '/.well-known/openid-configuration',
 ]);
 
-export type { ConnectedApp } from '../domain/connected-apps.ts';
 export { listConnectedApps, revokeConnectedApp } from '../domain/connected-apps.ts';
-export { audienceAccepts, defaultResource, resourceFor } from './resources.ts';
+export { audienceAccepts, resourceFor } from './resources.ts';
 
 export interface OAuthServer {
   provider: Provider;
@@ -141,11 +140,4 @@ function answerDatabaseOutages(provider: Provider, ctx: ServiceContext): void {
       koa.body = { error: 'temporarily_unavailable', error_description: DATABASE_UNAVAILABLE_DETAIL };
     }
   });
-}
-
-/** Builds the authorization server and mounts it at once. */
-export function mountOAuth(app: Express, ctx: ServiceContext): OAuthServer {
-  const server = createOAuthServer(ctx);
-  server.mount(app);
-  return server;
 }

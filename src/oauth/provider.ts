@@ -31,7 +31,7 @@ export const OAUTH_ROUTES = {
 export const INTERACTION_PATH = '/oauth/interaction';
 
 /** Lifetimes in seconds. */
-export const TTL = {
+const TTL = {
   AccessToken: 60 * 60,
   AuthorizationCode: 60,
   RefreshToken: 30 * 24 * 60 * 60,
@@ -46,14 +46,14 @@ export const TTL = {
  * feature's own 30 s .. 1 day). A client is rarely re-fetched, and a changed document takes effect within
  * the hour.
  */
-export const CIMD = {
+const CIMD = {
   timeoutMs: 2000,
   maxBytes: 5 * 1024,
   cacheSeconds: { min: 60, max: 3600 },
 } as const;
 
 /** A rotated refresh token keeps working this long, so two parallel refreshes do not revoke the grant. */
-export const REFRESH_GRACE_SECONDS = 10;
+const REFRESH_GRACE_SECONDS = 10;
 
 export function createProvider(ctx: ServiceContext, sessions: Sessions): Provider {
   const { config, orm } = ctx;

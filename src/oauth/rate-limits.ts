@@ -128,7 +128,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
 }
 
 /** The client identifier of a token-endpoint request, from Basic auth or the form; '' when absent. */
-export function clientIdOf(req: Request): string {
+function clientIdOf(req: Request): string {
   const auth = req.headers.authorization;
   if (auth?.toLowerCase().startsWith('basic ')) {
     const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');

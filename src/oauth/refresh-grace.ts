@@ -14,7 +14,7 @@ const SUCCESSOR_WAIT_MS = 3000;
 const SUCCESSOR_POLL_MS = 20;
 
 /** Where the successor is kept on the rotated token's row: encrypted, bound to that row. */
-export const SUCCESSOR_FIELD = 'successor_encrypted';
+const SUCCESSOR_FIELD = 'successor_encrypted';
 
 export interface RefreshGrace {
   /**

@@ -8,7 +8,7 @@ import { Router } from 'express';
 const STYLESHEET = readFileSync(new URL('./app.css', import.meta.url));
 const VERSION = createHash('sha256').update(STYLESHEET).digest('base64url').slice(0, 16);
 
-export const STYLESHEET_PATH = '/assets/app.css';
+const STYLESHEET_PATH = '/assets/app.css';
 /** What pages link to: the path with the content's version, so a change is a new URL. */
 export const STYLESHEET_URL = `${STYLESHEET_PATH}?v=${VERSION}`;
 

@@ -32,7 +32,7 @@ export function groupScopeEntries(
 }
 
 /** The same groups with the plain words only. */
-export function groupScopes(scopes: Iterable<string>): { label: string; items: string[] }[] {
+function groupScopes(scopes: Iterable<string>): { label: string; items: string[] }[] {
   return groupScopeEntries(scopes).map((g) => ({ label: g.label, items: g.items.map((i) => i.description) }));
 }
 
@@ -171,14 +171,6 @@ export function settingsHeader(current: string, userHandle: string, signoutCsrf:
   <input type="hidden" name="csrf" value="${signoutCsrf}">
   <span class="muted">@${userHandle}</span> <button type="submit">Sign out</button>
 </form></nav>`;
-}
-
-export function signInAgainPage(signInUrl: string, message: string): string {
-  return page(
-    'Sign in',
-    html`<h1>Sign in</h1><div class="card error" role="alert">${message}</div>
-<p><a class="button primary" href="${signInUrl}">Sign in again</a></p>`,
-  );
 }
 
 export function errorPage(error: string, description?: string): string {

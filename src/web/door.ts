@@ -18,7 +18,7 @@ export function sessionCaller(who: SignedIn): Caller {
   };
 }
 
-export interface CallInput {
+interface CallInput {
   params?: Record<string, string>;
   query?: Record<string, unknown>;
   body?: unknown;

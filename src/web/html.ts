@@ -11,7 +11,7 @@ const ENTITIES: Record<string, string> = {
   "'": '&#39;',
 };
 
-export function esc(value: unknown): string {
+function esc(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
@@ -19,7 +19,7 @@ export function esc(value: unknown): string {
 export interface Html {
   readonly html: string;
 }
-export const raw = (html: string): Html => ({ html });
+const raw = (html: string): Html => ({ html });
 
 /** Tagged template: interpolated values are escaped unless they are Html (or arrays of Html). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {

@@ -14,7 +14,7 @@ import { SIGNOUT_CSRF_PURPOSE } from './sign-in/routes.ts';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 /** CSRF purpose of every form of the web pages; tokens are bound to the browser session's id. */
-export const FORM_CSRF_PURPOSE = 'web-form';
+const FORM_CSRF_PURPOSE = 'web-form';
 
 export interface WebDeps {
   ctx: ServiceContext;
@@ -70,7 +70,7 @@ const PLAIN: [RegExp, string][] = [
   [/^must match pattern /, 'This is not in the expected form.'],
   [/^must be equal to one of the allowed values$/, 'Choose one of the offered values.'],
 ];
-export const plain = (message: string) => {
+const plain = (message: string) => {
   for (const [pattern, replacement] of PLAIN)
     if (pattern.test(message)) return message.replace(pattern, replacement);
   return message;
@@ -90,7 +90,7 @@ export function formErrors(response: OperationResponse): { fields: FieldErrors; 
 }
 
 /** The message for a field, or for any part of it (targetLocales.1 belongs to targetLocales). */
-export function errorFor(fields: FieldErrors | undefined, name: string): string | undefined {
+function errorFor(fields: FieldErrors | undefined, name: string): string | undefined {
   if (!fields) return undefined;
   if (fields[name]) return fields[name];
   const key = Object.keys(fields).find((k) => k.startsWith(`${name}.`));

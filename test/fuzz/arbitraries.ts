@@ -79,7 +79,7 @@ export const oddCursor: fc.Arbitrary<string> = fc.oneof(
  * A value nested `depth` levels deep, as arrays or objects. JSON.stringify (and fast-check's reporter)
  * recurse and overflow the stack a few thousand levels down, so it stays a marker until toJsonText writes it.
  */
-export class Deep {
+class Deep {
   readonly depth: number;
   readonly asArray: boolean;
   constructor(depth: number, asArray: boolean) {
@@ -316,7 +316,7 @@ export function mutationOf(current: unknown, name: Key | undefined): fc.Arbitrar
 // --- HTTP-level defects: what a request can get wrong before its JSON is even read ---
 
 /** The body limit of /api and /mcp (after any Content-Encoding is undone). */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export type WireDefect =
   /** A Content-Type charset other than UTF-8: 415. */

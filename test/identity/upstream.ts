@@ -9,7 +9,7 @@ import express from 'express';
 import Provider from 'oidc-provider';
 import { type CookieJar, postForm } from '../oauth/helpers.ts';
 
-export interface UpstreamClaims {
+interface UpstreamClaims {
   email?: string;
   email_verified?: boolean;
   preferred_username?: string;
@@ -104,7 +104,7 @@ export async function upstreamLogin(
   throw new Error('upstream login did not finish');
 }
 
-export interface GithubUser {
+interface GithubUser {
   id: number;
   login: string;
   name?: string;

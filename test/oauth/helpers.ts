@@ -48,11 +48,6 @@ export class CookieJar {
   }
 }
 
-export interface FormField {
-  name: string;
-  value: string;
-}
-
 /** The hidden CSRF value of the page's forms. */
 export function csrfOf(html: string): string {
   const match = /name="csrf" value="([^"]+)"/.exec(html);

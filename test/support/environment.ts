@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { type Browser, chromium } from 'playwright-core';
 
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+const CHROMIUM_PATH = '/usr/bin/chromium';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const required = Boolean(process.env.CI);
 

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 
-export const REDIS_SERVER = '/usr/bin/redis-server';
+const REDIS_SERVER = '/usr/bin/redis-server';
 export const hasRedisServer = Boolean(process.env.CI) || existsSync(REDIS_SERVER);
 
 export interface OwnedRedis {

@@ -7,11 +7,11 @@ import type { Handlers } from '../pipeline.ts';
 
 const ROLE_STRENGTH: Role[] = ['self', 'organization_admin', 'organization_member', 'public_account'];
 
-export function strongestRole(roles: Set<Role>): Role | null {
+function strongestRole(roles: Set<Role>): Role | null {
   return ROLE_STRENGTH.find((r) => roles.has(r)) ?? null;
 }
 
-export function serializeAccount(account: IAccount, role: Role | null): Schemas.Account {
+function serializeAccount(account: IAccount, role: Role | null): Schemas.Account {
   return {
     id: account.id,
     handle: account.handle,

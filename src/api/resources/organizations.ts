@@ -24,7 +24,7 @@ interface OrganizationFields {
 }
 
 /** The caller's membership role, from the roles the pipeline resolved on the organization's account. */
-export function membershipRole(roles: Set<Role>): OrgRole | null {
+function membershipRole(roles: Set<Role>): OrgRole | null {
   if (roles.has('organization_admin')) return 'admin';
   if (roles.has('organization_member')) return 'member';
   return null;

@@ -5,7 +5,7 @@ import { findAccountPage, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
-export function serializeProject(project: IProject, accountHandle: string): Schemas.Project {
+function serializeProject(project: IProject, accountHandle: string): Schemas.Project {
   return {
     id: project.id,
     account: accountHandle,

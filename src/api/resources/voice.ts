@@ -27,7 +27,7 @@ interface VoiceOverride {
   [field: string]: unknown;
 }
 
-export function serializeVoice(row: IVoiceVersion, author: string | null): Schemas.Voice {
+function serializeVoice(row: IVoiceVersion, author: string | null): Schemas.Voice {
   return {
     version: row.version,
     etag: versionEtag(row.version),

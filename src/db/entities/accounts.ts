@@ -2,10 +2,10 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { createdAtColumn, idColumn, updatedAtColumn } from './common.ts';
 import { User } from './identity.ts';
 
-export const ACCOUNT_KINDS = ['user', 'organization'] as const;
-export const VISIBILITIES = ['private', 'public'] as const;
-export const ORG_ROLES = ['admin', 'member'] as const;
-export const INVITATION_STATUSES = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
+const ACCOUNT_KINDS = ['user', 'organization'] as const;
+const VISIBILITIES = ['private', 'public'] as const;
+const ORG_ROLES = ['admin', 'member'] as const;
+const INVITATION_STATUSES = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
 export type OrgRole = (typeof ORG_ROLES)[number];
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
 
@@ -52,7 +52,6 @@ export const Membership = defineEntity({
     updatedAt: updatedAtColumn(),
   },
 });
-export type IMembership = InferEntity<typeof Membership>;
 
 export const Invitation = defineEntity({
   name: 'Invitation',

@@ -3,8 +3,8 @@ import { Account } from './accounts.ts';
 import { createdAtColumn, idColumn, updatedAtColumn } from './common.ts';
 import { User } from './identity.ts';
 
-export const FORMALITIES = ['informal', 'neutral', 'formal'] as const;
-export const ENFORCEMENT_MODES = ['off', 'warn', 'strict'] as const;
+const FORMALITIES = ['informal', 'neutral', 'formal'] as const;
+const ENFORCEMENT_MODES = ['off', 'warn', 'strict'] as const;
 
 export const Project = defineEntity({
   name: 'Project',
@@ -174,4 +174,3 @@ export const OidcModel = defineEntity({
     createdAt: createdAtColumn(),
   },
 });
-export type IOidcModel = InferEntity<typeof OidcModel>;

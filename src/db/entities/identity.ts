@@ -29,7 +29,6 @@ export const Identity = defineEntity({
     updatedAt: updatedAtColumn(),
   },
 });
-export type IIdentity = InferEntity<typeof Identity>;
 
 /** A signed-in browser: the cookie holds a random value, this row its SHA-256. */
 export const BrowserSession = defineEntity({
@@ -47,7 +46,6 @@ export const BrowserSession = defineEntity({
     endedAt: p.datetime().nullable(),
   },
 });
-export type IBrowserSession = InferEntity<typeof BrowserSession>;
 
 /** A sign-in round trip to a provider in progress; its row is deleted when the callback uses it. */
 export const SignInAttempt = defineEntity({

@@ -11,7 +11,7 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
 
-export interface Entry {
+interface Entry {
   term: string;
   definition: string;
   caseSensitive: boolean;
@@ -50,7 +50,7 @@ const upload: RequestHandler = (req, res, next) =>
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
 /** The entries as CSV: the fixed columns, then one column per locale in use, sorted. */
-export function toCsv(entries: Entry[]): string {
+function toCsv(entries: Entry[]): string {
   const locales = [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort();
   return stringify(
     entries.map((e) => [
@@ -66,7 +66,7 @@ export function toCsv(entries: Entry[]): string {
 }
 
 /** CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). */
-export function fromCsv(data: Buffer | string): Entry[] {
+function fromCsv(data: Buffer | string): Entry[] {
   const rows = parse(data, { columns: true, skip_empty_lines: true, bom: true, trim: true }) as Record<
     string,
     string

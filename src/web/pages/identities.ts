@@ -8,7 +8,7 @@ import { isOk, type Kit, type PageContext } from '../kit.ts';
 const IDENTITIES = '/settings/identities';
 
 /** An identity as the listIdentities operation returns it. */
-export interface IdentityItem {
+interface IdentityItem {
   id: string;
   provider: string;
   organization: string | null;
@@ -22,7 +22,7 @@ export interface ProviderChoice {
 }
 
 /** The name a person knows a provider by: the configured label, or the organization's handle. */
-export function identityLabel(item: IdentityItem, providers: ProviderChoice[]): string {
+function identityLabel(item: IdentityItem, providers: ProviderChoice[]): string {
   if (item.provider === 'organization')
     return item.organization ? `@${item.organization} (organization)` : 'Your organization';
   return providers.find((p) => p.id === item.provider)?.label ?? item.provider;

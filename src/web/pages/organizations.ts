@@ -15,7 +15,7 @@ interface Organization {
 
 const PAGE = { limit: 100 };
 /** The invitation link: opened in a browser, it shows what the invitation is and asks for an answer. */
-export const INVITATION_PATH = '/invitations/answer';
+const INVITATION_PATH = '/invitations/answer';
 const ROLE = { admin: 'organization_admin', member: 'organization_member' } as const;
 
 export function organizationPages(

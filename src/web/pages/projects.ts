@@ -274,7 +274,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
   );
 }
 
-export interface ProjectValues {
+interface ProjectValues {
   handle: string;
   name: string;
   description: string;

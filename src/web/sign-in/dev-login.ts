@@ -9,7 +9,7 @@ import type { Sessions } from '../../identity/sessions.ts';
 import { html } from '../html.ts';
 
 const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
-export const DEV_LOGIN_PATH = '/signin/dev';
+const DEV_LOGIN_PATH = '/signin/dev';
 
 export async function findDevUser(
   ctx: ServiceContext,
