@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import {
@@ -8,16 +8,11 @@ import {
   startOAuthService,
   tokenRequest,
 } from '../oauth/helpers.ts';
-import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
-import type { TestService } from '../support/service.ts';
+import { createTestUser, sdkClient } from '../support/fixtures.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let ada: TestUser;
-beforeAll(async () => {
-  service = await startOAuthService();
-  ada = await createTestUser(service, 'ada');
-});
-afterAll(() => service?.close());
+const service = useService(() => startOAuthService());
+const { ada } = useUsers(service, 'ada');
 
 /** Ada connects an OAuth app through sign-in and consent; returns its client id and access token. */
 async function connectApp(name: string) {

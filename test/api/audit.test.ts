@@ -1,17 +1,17 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES } from '../../src/authz/scopes.ts';
 import { jsonRpcOf, postMcp } from '../mcp/helpers.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
 // A scripted session of an organization's admin, through two doors, then read back from the audit log.
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser; // admin of "acme"
-let grace: TestUser; // member, promoted to admin during the session
-let bob: TestUser; // member throughout
+const service = useService();
+const db = useDatabaseClient(service);
+const { ada, grace, bob } = useUsers(service, 'ada', 'grace', 'bob');
+// ada: admin of "acme"
+// grace: member, promoted to admin during the session
+// bob: member throughout
 let tokenId: string;
 
 async function mcpCall(user: TestUser, name: string, args: Record<string, unknown>) {
@@ -27,12 +27,6 @@ async function mcpCall(user: TestUser, name: string, args: Record<string, unknow
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
-  grace = await createTestUser(service, 'grace');
-  bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'acme', ada, { members: [grace, bob] });
 
   const project = await sdk.createProject({
@@ -53,10 +47,6 @@ beforeAll(async () => {
   tokenId = token.data!.id;
   const revoked = await sdk.revokeToken({ client: ada.client, path: { account: 'acme', token: tokenId } });
   expect(revoked.response.status).toBe(204);
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
 });
 
 describe('listAuditEvents', () => {

@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
 // Editing a large glossary by term: one entry sent, not 5,000; the same If-Match/412 rule as a whole save;
 // and a search that pages through every entry of a version.
 
-let service: TestService;
-let ada: TestUser;
+const service = useService();
+const { ada } = useUsers(service, 'ada');
 
 const SIZE = 5000;
 const termOf = (i: number) => `term-${String(i).padStart(4, '0')}`;
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
   const saved = await sdk.saveGlossary({
     client: ada.client,
     path: { account: 'ada' },
@@ -30,7 +27,6 @@ beforeAll(async () => {
   });
   expect(saved.response.status).toBe(201);
 }, 60_000);
-afterAll(() => service?.close());
 
 async function current() {
   const got = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });

@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let ada: TestUser;
-let bob: TestUser;
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'acme', ada, { members: [bob] });
   await createTestOrganization(service, 'openco', ada, { visibility: 'public' });
 });
-afterAll(() => service?.close());
 
 async function history(user: TestUser, account: string) {
   const list = await sdk.listGlossaryVersions({

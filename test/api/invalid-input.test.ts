@@ -2,29 +2,25 @@
 // gets malformed input aimed at real resources and must answer 400 problem+json with pointers to what was
 // wrong, while the database stays exactly as it was. Aimed at real resources on purpose: if validation
 // were skipped, the handler would find its target and write.
+
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { loadCatalogue, type OpenApiDocument, type OperationSpec } from '../../src/api/catalogue.ts';
 import { resolveRef } from '../../src/mcp/json-schema.ts';
-import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
 const catalogue = loadCatalogue();
 const writes = [...catalogue.operations.values()].filter((op) => op.method !== 'get');
 
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser;
+const service = useService();
+const db = useDatabaseClient(service);
+const { ada } = useUsers(service, 'ada');
 /** Path parameter values that name existing resources the caller may write. */
 let realPath: Record<string, string>;
 
 beforeAll(async () => {
-  service = await startTestService();
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
   const bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'guild', ada, { members: [bob] });
   const client = ada.client;
@@ -59,10 +55,6 @@ beforeAll(async () => {
   };
   // Using the token stamps its last-used time once; do that before the first snapshot.
   await sdk.getCurrentUser({ client });
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
 });
 
 /** Every row of every table, as one comparable value (a token's last-used stamp left out). */

@@ -1,27 +1,11 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestUser, sdkClient } from '../support/fixtures.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser;
-let grace: TestUser;
-let bob: TestUser;
-
-beforeAll(async () => {
-  service = await startTestService();
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
-  grace = await createTestUser(service, 'grace');
-  bob = await createTestUser(service, 'bob');
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
-});
+const service = useService();
+const db = useDatabaseClient(service);
+const { ada, grace, bob } = useUsers(service, 'ada', 'grace', 'bob');
 
 async function createOrg(handle: string, visibility: 'private' | 'public' = 'private') {
   const created = await sdk.createOrganization({

@@ -1,26 +1,12 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { createFieldCipher } from '../../src/lib/field-encryption.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestUser } from '../support/fixtures.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser;
-let bob: TestUser;
-
-beforeAll(async () => {
-  service = await startTestService();
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
-});
+const service = useService();
+const db = useDatabaseClient(service);
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 async function storedKey(
   id: string,

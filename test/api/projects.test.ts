@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestUser, sdkClient } from '../support/fixtures.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let ada: TestUser;
-let bob: TestUser;
-
-beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
-});
-afterAll(() => service?.close());
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 describe('projects through the generated SDK', () => {
   it('creates, reads, lists, updates and deletes a project in the personal account', async () => {

@@ -1,34 +1,26 @@
 // Data the database cannot hold or would store differently from what it was sent: NUL and other control
 // characters, lone UTF-16 surrogates, ids in forms PostgreSQL refuses, cursors that are not our ids. Each
 // must be a 400 naming the field, at every door, and nothing may be stored; these used to be 500s.
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { findTextIssues } from '../../src/lib/text-input.ts';
 import { jsonRpcOf, mcpClient } from '../mcp/helpers.ts';
 import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService } from '../support/service.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser;
+const service = useService(() => startTestService({ TRUST_PROXY: 'true' }));
+const db = useDatabaseClient(service);
+const { ada } = useUsers(service, 'ada');
 
 beforeAll(async () => {
-  service = await startTestService({ TRUST_PROXY: 'true' });
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
   const created = await sdk.createProject({
     client: ada.client,
     path: { account: 'ada' },
     body: { handle: 'site', name: 'Site', sourceLocale: 'en' },
   });
   expect(created.response.status).toBe(201);
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
 });
 
 async function rest(method: string, path: string, body?: unknown): Promise<Response> {

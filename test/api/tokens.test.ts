@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import type { Scope } from '../../src/authz/scopes.ts';
 import { Account, Membership, User } from '../../src/db/entities/index.ts';
@@ -8,11 +8,10 @@ import { createOrganization } from '../../src/domain/organizations.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
 import { uuidv7 } from '../../src/lib/ids.ts';
 import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let ada: TestUser;
-let bob: TestUser;
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 /** Runs `work` on the service's database, outside the API: for setup the API does not offer here. */
 async function withDatabase<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
@@ -28,9 +27,6 @@ async function withDatabase<T>(work: (em: EntityManager) => Promise<T>): Promise
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
   // acme: ada is its admin (as its creator), bob a member.
   await withDatabase(async (em) => {
     const { organization } = createOrganization(em, await em.findOneOrFail(User, ada.userId), {
@@ -40,7 +36,6 @@ beforeAll(async () => {
     em.create(Membership, { organization, user: bob.userId, role: 'member' });
   });
 });
-afterAll(() => service?.close());
 
 const create = (user: TestUser, account: string, scopes: Scope[], extra: Record<string, unknown> = {}) =>
   sdk.createToken({

@@ -1,26 +1,15 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let db: pg.Client;
-let ada: TestUser;
-let bob: TestUser;
+const service = useService();
+const db = useDatabaseClient(service);
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 beforeAll(async () => {
-  service = await startTestService();
-  db = new pg.Client({ connectionString: service.database.url });
-  await db.connect();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
   await createTestOrganization(service, 'acme', ada, { members: [bob] });
   await createTestOrganization(service, 'openco', ada, { visibility: 'public' });
-});
-afterAll(async () => {
-  await db?.end();
-  await service?.close();
 });
 
 async function history(user: TestUser, account: string) {

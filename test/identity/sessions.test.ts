@@ -1,7 +1,8 @@
 // Browser sessions: cookie attributes, a new id at every sign-in, idle and absolute lifetimes, the list of
 // one's sessions and ending another one, sign-out that ends the authorization server's session too; and
 // sign-in methods through the API (never the last one).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import {
   CookieJar,
@@ -12,16 +13,9 @@ import {
   uniqueHandle,
 } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startOAuthService();
-});
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService(() => startOAuthService());
 
 /** Development sign-in (this suite tests sessions, not providers); returns the Set-Cookie of the session. */
 async function signIn(jar: CookieJar, handle: string): Promise<string> {

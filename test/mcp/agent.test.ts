@@ -3,6 +3,7 @@
 // metadata, registers itself, sends the user's browser (headless chromium) through sign-in and consent with
 // PKCE S256 and `resource`, receives the code on a temporary loopback listener, exchanges it, and then uses
 // the MCP server with the access token.
+
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,17 +21,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { hasChromium } from '../support/environment.ts';
 import { sdkClient } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import { issueToken, launchChromium, signInAndApprove } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 let browser: Browser;
 let listener: Server;
 let redirectUrl: string;
 const callbacks: URL[] = [];
 
 beforeAll(async () => {
-  service = await startTestService({ DEV_LOGIN: 'true' });
   browser = await launchChromium();
   // The agent's temporary local listener for the redirect, on a random loopback port.
   listener = createServer((req, res) => {
@@ -45,7 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   listener?.close();
-  await service?.close();
 });
 
 /** An agent's OAuth state, kept in memory: what a real agent would keep in its credential store. */

@@ -4,6 +4,7 @@
 // resources of the SDKs' "everything" test server, which a tools-only server derived from openapi.yaml does
 // not have; those scenarios and checks are listed below with the reason, and docs/mcp.md lists the same.
 // Any other failure fails this test.
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import { authorizingProxy } from './conformance-proxy.ts';
 
 /** Whole scenarios that need what this server does not offer. */
@@ -93,12 +94,11 @@ const APPLICABLE: Record<string, string[]> = {
   '2025-11-25': ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'],
 };
 
-let service: TestService;
+const service = useService();
 let proxy: { url: string; server: Server };
 let outputs: string;
 
 beforeAll(async () => {
-  service = await startTestService();
   const ada = await createTestUser(service, 'ada');
   // The runner sends no credentials of its own: a loopback proxy adds ada's account token.
   proxy = await authorizingProxy(`${service.url}/mcp`, ada.token);
@@ -106,7 +106,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   proxy?.server.close();
-  await service?.close();
   if (outputs) rmSync(outputs, { recursive: true, force: true });
 });
 

@@ -1,6 +1,7 @@
 // mcp-remote (the npm package stdio-only clients use to reach remote servers) connects to /mcp with its own
 // dynamic registration and local callback listener. It prints the authorization URL and tries to open a
 // browser; here the "browser" it opens only records the URL, and headless chromium does the user's part.
+
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -11,21 +12,20 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import { launchChromium, signInAndApprove } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 let browser: Browser;
 let dir: string;
 
 beforeAll(async () => {
-  service = await startTestService({ DEV_LOGIN: 'true' });
   browser = await launchChromium();
   dir = mkdtempSync(join(tmpdir(), 'l10n-mcp-remote-'));
 });
 afterAll(async () => {
   await browser?.close();
-  await service?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

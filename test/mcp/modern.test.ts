@@ -1,25 +1,21 @@
 import { type Client as ModernClient, ProtocolError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 import { jsonRpcOf, MODERN_REVISION, mcpClient, modernClient, postModern } from './helpers.ts';
 
 // The 2026-07-28 revision (stateless: no initialize, a `_meta` envelope per request, server/discover,
 // Mcp-Method/Mcp-Name headers, ttlMs/cacheScope) and the 2025-era clients, served by one definition.
 
-let service: TestService;
-let ada: TestUser;
+const service = useService();
+const { ada } = useUsers(service, 'ada');
 let modern: ModernClient;
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
   modern = await modernClient(service, ada.token);
 });
 afterAll(async () => {
   await modern?.close();
-  await service?.close();
 });
 
 const auth = () => ({ Authorization: `Bearer ${ada.token}` });

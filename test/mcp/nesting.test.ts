@@ -1,21 +1,14 @@
 // JSON nested deeper than 64 levels is refused by the MCP door before the SDK reads it (a value thousands
 // of levels deep overflowed the stack inside the SDK: HTTP 500, JSON-RPC -32603). Arguments too deep are
 // invalid params carrying the 400 problem; the rest of the message too deep is an invalid request.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/lib/json-depth.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 import { jsonRpcTextOf } from './helpers.ts';
 
-let service: TestService;
-let ada: TestUser;
-beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-});
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService();
+const { ada } = useUsers(service, 'ada');
 
 const arrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const objects = (depth: number) => `${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}`;

@@ -4,28 +4,22 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES, DEFAULT_OAUTH_SCOPES } from '../../src/authz/scopes.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 import { issueToken, jsonRpcOf, mcpClient, postMcp } from './helpers.ts';
 
-let service: TestService;
-let ada: TestUser;
-let bob: TestUser;
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 let adaMcp: Client;
 let adaReadOnly: string;
 let metadataUrl: string;
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
   adaReadOnly = await issueToken(service, 'ada', DEFAULT_OAUTH_SCOPES);
   adaMcp = await mcpClient(service, ada.token);
   metadataUrl = `${service.url}/.well-known/oauth-protected-resource/mcp`;
 });
 afterAll(async () => {
   await adaMcp?.close();
-  await service?.close();
 });
 
 const problemOf = (result: Awaited<ReturnType<Client['callTool']>>) =>

@@ -1,8 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 import { modernClient } from './helpers.ts';
 
 // Every tool of tools/list is called with valid arguments and must succeed, by the v2 SDK client at the
@@ -10,22 +9,17 @@ import { modernClient } from './helpers.ts';
 // each structuredContent against the tool's outputSchema, so a response that drifts from openapi.yaml's
 // success schema fails here. A new x-mcp operation fails the last test until the tour calls it.
 
-let service: TestService;
-let ada: TestUser;
-let bob: TestUser;
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 let mcp: Client;
 const called = new Set<string>();
 
 beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-  bob = await createTestUser(service, 'bob');
   mcp = await modernClient(service, ada.token);
   await mcp.listTools(); // the client validates outputs of the tools it has listed
 });
 afterAll(async () => {
   await mcp?.close();
-  await service?.close();
 });
 
 async function call(name: string, args: Record<string, unknown> = {}, as: Client = mcp) {

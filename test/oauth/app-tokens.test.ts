@@ -1,10 +1,11 @@
 // An account token created by an OAuth app belongs to the app's grant: it expires no later than the grant
 // and stops working, and is listed as revoked, when the person disconnects the app or the grant is revoked.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { sdkClient } from '../support/fixtures.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   authorize,
   CookieJar,
@@ -15,11 +16,7 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startOAuthService();
-});
-afterAll(() => service?.close());
+const service = useService(() => startOAuthService());
 
 /** A new user who connects a new app to the REST API; returns the app's tokens. */
 async function connectApp(handle: string, jar: CookieJar, create: boolean) {

@@ -1,5 +1,6 @@
 // The happy path in a real browser (Debian's chromium through playwright-core): sign-in, consent,
 // redirect to a temporary loopback listener as an agent would run, then the connected-apps page.
+
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,17 +10,16 @@ import * as oauth from 'oauth4webapi';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium } from '../support/environment.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 let browser: Browser;
 let listener: Server;
 let redirectUri: string;
 const received: URL[] = [];
 
 beforeAll(async () => {
-  service = await startOAuthService();
   browser = await launchChromium();
   // The agent's temporary local callback listener, on a random loopback port.
   listener = createServer((req, res) => {
@@ -35,7 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   listener?.close();
-  await service?.close();
 });
 
 describe.skipIf(!hasChromium)('in a browser', () => {

@@ -1,10 +1,11 @@
 // Consent is remembered per user and client, asks again only for new scopes, and the connected-apps
 // domain functions list and revoke it.
+
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   CookieJar,
   register,
@@ -16,7 +17,7 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 
 async function registerConfidentialClient() {
   const redirectUri = 'http://127.0.0.1:53118/callback';
@@ -29,12 +30,6 @@ async function registerConfidentialClient() {
   expect(response.status).toBe(201);
   return { client: (await response.json()) as oauth.Client, redirectUri };
 }
-beforeAll(async () => {
-  service = await startOAuthService();
-});
-afterAll(async () => {
-  await service?.close();
-});
 
 async function authorizeWith(
   jar: CookieJar,

@@ -1,8 +1,9 @@
 // The whole authorization code flow, driven by panva's oauth4webapi against the running service.
+
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   CookieJar,
   discover,
@@ -13,16 +14,14 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 
 beforeAll(async () => {
-  service = await startOAuthService();
   verifier = await inProcessOAuth(service);
 });
 afterAll(async () => {
   await verifier?.close();
-  await service?.close();
 });
 
 const callApi = (token: string) =>

@@ -1,8 +1,9 @@
 // Every way a client can get it wrong is refused with the right error, and nothing is issued.
+
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   authorize,
   CookieJar,
@@ -14,19 +15,17 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 const handle = uniqueHandle('neg');
 let jar: CookieJar;
 
 beforeAll(async () => {
-  service = await startOAuthService();
   verifier = await inProcessOAuth(service);
   jar = new CookieJar();
 });
 afterAll(async () => {
   await verifier?.close();
-  await service?.close();
 });
 
 let created = false;

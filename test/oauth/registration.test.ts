@@ -1,7 +1,8 @@
 // Dynamic client registration (RFC 7591) and the discovery documents (RFC 8414, RFC 9728).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../src/authz/scopes.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   authorize,
   CookieJar,
@@ -12,13 +13,7 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startOAuthService();
-});
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService(() => startOAuthService());
 
 const base = { client_name: 'Reg test', grant_types: ['authorization_code'] };
 

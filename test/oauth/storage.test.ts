@@ -1,11 +1,12 @@
 // What a database dump would give away: no authorization code, access token or refresh token that works.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createFieldCipher } from '../../src/lib/field-encryption.ts';
 import { createAdapterFactory } from '../../src/oauth/adapter.ts';
 import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 import {
   authorize,
   CookieJar,
@@ -16,11 +17,7 @@ import {
   uniqueHandle,
 } from './helpers.ts';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startOAuthService();
-});
-afterAll(() => service?.close());
+const service = useService(() => startOAuthService());
 
 describe('OAuth state at rest', () => {
   it('keeps codes and tokens only as hashes, and they still work', async () => {

@@ -1,21 +1,15 @@
 // The failed-authentication limiter counts failures only: many valid requests in flight at once from one
 // address (every user behind a proxy without TRUST_PROXY) all pass, and 401s still lock the address out.
+
 import { once } from 'node:events';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jsonRpcTextOf } from '../mcp/helpers.ts';
-import { createTestUser, type TestUser } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, useUsers } from '../support/suite.ts';
 
-let service: TestService;
-let ada: TestUser;
-
-beforeAll(async () => {
-  service = await startTestService();
-  ada = await createTestUser(service, 'ada');
-});
-afterAll(() => service?.close());
+const service = useService();
+const { ada } = useUsers(service, 'ada');
 
 const CONCURRENT = 100;
 

@@ -1,12 +1,9 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, expect, it } from 'vitest';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(() => service?.close());
+const service = useService();
 
 /** Sends raw bytes and resolves with everything the server answers until it closes the connection. */
 function rawRequest(port: number) {

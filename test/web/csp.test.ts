@@ -1,6 +1,7 @@
 // Every page the service serves carries a strict Content-Security-Policy (nothing inline, nothing from
 // elsewhere) and still renders: the stylesheet is a cached file, no page has inline script or style, and in
 // chromium a whole sign-in and consent ends at the client's loopback redirect URI without a CSP violation.
+
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,16 +18,15 @@ import {
   uniqueHandle,
 } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 let browser: Browser | undefined;
 let listener: Server;
 let redirectUri: string;
 const received: URL[] = [];
 
 beforeAll(async () => {
-  service = await startOAuthService();
   if (hasChromium) browser = await launchChromium();
   listener = createServer((req, res) => {
     const url = new URL(req.url!, redirectUri);
@@ -40,7 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   listener?.close();
-  await service?.close();
 });
 
 function directives(response: Response): Map<string, string[]> {

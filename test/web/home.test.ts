@@ -1,5 +1,6 @@
 // The front door: the start page a newcomer opens from `npm start`'s URL (in chromium), the OpenAPI
 // document it links, and what any path nobody serves answers.
+
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,18 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OPENAPI_FILE } from '../../src/api/catalogue.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 
-let service: TestService;
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  service = await startTestService({ DEV_LOGIN: 'true' });
   if (hasChromium) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  await service?.close();
 });
 
 describe.skipIf(!hasChromium)('start page in a browser', () => {

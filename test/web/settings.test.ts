@@ -2,6 +2,7 @@
 // /settings/tokens into a browser session (development sign-in here; providers in test/identity), create an
 // account token, use it against the REST API, revoke it; CSRF and the `next` parameter; and the pieces
 // around them over plain HTTP.
+
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,18 +14,16 @@ import { TOKEN_LIMITS } from '../../src/domain/tokens.ts';
 import { DEFAULT_NEXT, safeNext } from '../../src/web/sign-in/routes.ts';
 import { CookieJar, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
-import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
 
-let service: TestService;
+const service = useService(() => startOAuthService());
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  service = await startOAuthService();
   if (hasChromium) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  await service?.close();
 });
 
 const api = (path: string, token: string, init: RequestInit = {}) =>
