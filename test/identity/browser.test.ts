@@ -1,27 +1,21 @@
-// Real sign-in in a real browser (Debian's chromium), development sign-in off: through an OpenID provider
-// (a second oidc-provider instance, configured as GOOGLE_ISSUER) and through a GitHub stand-in; then an MCP
-// client's consent in the same browser session, without signing in again.
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { register, sql, tokenRequest, uniqueHandle } from '../oauth/helpers.ts';
-import { hasChromium, launchChromium } from '../support/environment.ts';
+import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { useChromium, useLoopbackCallback } from '../support/suite.ts';
 import { type GithubStandIn, type OidcUpstream, startGithubStandIn, startOidcUpstream } from './upstream.ts';
 
 let service: TestService;
 let google: OidcUpstream;
 let github: GithubStandIn;
-let browser: Browser;
-let listener: Server;
-let redirectUri: string;
-const received: URL[] = [];
+const browser = useChromium();
+const loopback = useLoopbackCallback();
+const received = loopback.received;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -40,19 +34,8 @@ beforeAll(async () => {
     GITHUB_URL: github.url,
     GITHUB_API_URL: github.url,
   });
-  browser = await launchChromium();
-  listener = createServer((req, res) => {
-    const url = new URL(req.url!, redirectUri);
-    if (url.pathname === '/callback') received.push(url);
-    res.end('You can close this window.');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
 });
 afterAll(async () => {
-  await browser?.close();
-  listener?.close();
   await service?.close();
   await google?.close();
   await github?.close();
@@ -62,7 +45,7 @@ afterAll(async () => {
 async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {
   const registered = await register(service, {
     client_name: 'Agent',
-    redirect_uris: [redirectUri],
+    redirect_uris: [loopback.uri],
     token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
   });
@@ -72,7 +55,7 @@ async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => P
   url.search = new URLSearchParams({
     response_type: 'code',
     client_id: client.client_id,
-    redirect_uri: redirectUri,
+    redirect_uri: loopback.uri,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state: 'mcp-state',
@@ -97,7 +80,7 @@ async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => P
     client_id: client.client_id,
     code: callback.searchParams.get('code')!,
     code_verifier: verifier,
-    redirect_uri: redirectUri,
+    redirect_uri: loopback.uri,
   });
   expect(token.status).toBe(200);
   const { access_token: accessToken } = (await token.json()) as { access_token: string };

@@ -4,9 +4,6 @@
 // PKCE S256 and `resource`, receives the code on a temporary loopback listener, exchanges it, and then uses
 // the MCP server with the access token.
 
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,37 +13,18 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { hasChromium } from '../support/environment.ts';
 import { sdkClient } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
-import { useService } from '../support/suite.ts';
-import { issueToken, launchChromium, signInAndApprove } from './helpers.ts';
+import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
+import { issueToken, signInAndApprove } from './helpers.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
-let browser: Browser;
-let listener: Server;
-let redirectUrl: string;
-const callbacks: URL[] = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-  // The agent's temporary local listener for the redirect, on a random loopback port.
-  listener = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', redirectUrl);
-    if (url.pathname === '/callback') callbacks.push(url);
-    res.end('Signed in; you can close this window.');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
-});
-afterAll(async () => {
-  await browser?.close();
-  listener?.close();
-});
+const browser = useChromium();
+const loopback = useLoopbackCallback();
+const callbacks = loopback.received;
 
 /** An agent's OAuth state, kept in memory: what a real agent would keep in its credential store. */
 class AgentOAuthProvider implements OAuthClientProvider {
@@ -56,12 +34,12 @@ class AgentOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
 
   get redirectUrl() {
-    return redirectUrl;
+    return loopback.uri;
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: 'Test Agent',
-      redirect_uris: [redirectUrl],
+      redirect_uris: [loopback.uri],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -125,11 +103,11 @@ describe.skipIf(!hasChromium)('an agent connects with OAuth (spec 4.6)', () => {
     expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorization.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     expect(authorization.searchParams.get('resource')).toBe(`${service.url}/mcp`);
-    expect(authorization.searchParams.get('redirect_uri')).toBe(redirectUrl);
+    expect(authorization.searchParams.get('redirect_uri')).toBe(loopback.uri);
     expect(authorization.searchParams.get('scope')).toContain('project:write');
 
     // 2. The user signs in and approves in the browser; the redirect reaches the loopback listener.
-    await signInAndApprove(browser, authorization.toString(), 'agentuser', redirectUrl);
+    await signInAndApprove(browser, authorization.toString(), 'agentuser', loopback.uri);
     expect(callbacks).toHaveLength(1);
     expect(callbacks[0]!.searchParams.get('state')).toBe('agent-state');
     const code = callbacks[0]!.searchParams.get('code')!;

@@ -1,47 +1,24 @@
 // The happy path in a real browser (Debian's chromium through playwright-core): sign-in, consent,
 // redirect to a temporary loopback listener as an agent would run, then the connected-apps page.
 
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oauth from 'oauth4webapi';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium } from '../support/environment.ts';
-import { useService } from '../support/suite.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/environment.ts';
+import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
 import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
 
 const service = useService(() => startOAuthService());
-let browser: Browser;
-let listener: Server;
-let redirectUri: string;
-const received: URL[] = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-  // The agent's temporary local callback listener, on a random loopback port.
-  listener = createServer((req, res) => {
-    const url = new URL(req.url!, redirectUri);
-    // Chromium also asks this origin for /favicon.ico; only the callback counts.
-    if (url.pathname === '/callback') received.push(url);
-    res.end('You can close this window.');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
-});
-afterAll(async () => {
-  await browser?.close();
-  listener?.close();
-});
+const browser = useChromium();
+const loopback = useLoopbackCallback();
+const received = loopback.received;
 
 describe.skipIf(!hasChromium)('in a browser', () => {
   it('signs in, approves, reaches the loopback callback, and disconnects the app', async () => {
     const registered = await register(service, {
       client_name: 'Browser <Agent>',
-      redirect_uris: [redirectUri],
+      redirect_uris: [loopback.uri],
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
     });
@@ -51,7 +28,7 @@ describe.skipIf(!hasChromium)('in a browser', () => {
     url.search = new URLSearchParams({
       response_type: 'code',
       client_id: client.client_id,
-      redirect_uri: redirectUri,
+      redirect_uri: loopback.uri,
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       state: 'browser-state',
@@ -95,7 +72,7 @@ describe.skipIf(!hasChromium)('in a browser', () => {
       client_id: client.client_id,
       code: callback.searchParams.get('code')!,
       code_verifier: verifier,
-      redirect_uri: redirectUri,
+      redirect_uri: loopback.uri,
     });
     expect(token.status).toBe(200);
     const { refresh_token: refreshToken } = (await token.json()) as { refresh_token: string };

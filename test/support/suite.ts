@@ -8,8 +8,13 @@
 //
 // The handles are used exactly like the objects (service.url, db.query(…), ada.client); touching one
 // before its beforeAll ran (at a file's top level) throws and says so.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { hasChromium, launchChromium } from './environment.ts';
 import { createTestUser, type TestUser } from './fixtures.ts';
 import { startTestService, type TestService } from './service.ts';
 
@@ -74,4 +79,45 @@ export function useUsers<const H extends string>(
     for (const [handle, user] of users) user.bind(await createTestUser(service, handle));
   });
   return Object.fromEntries(users.map(([handle, user]) => [handle, user.handle])) as { [K in H]: TestUser };
+}
+
+/** Debian's chromium for the file (when the machine has it: browser suites are skipIf(!hasChromium)). */
+export function useChromium(): Browser {
+  const browser = lateBound<Browser>('chromium');
+  let launched: Browser | undefined;
+  beforeAll(async () => {
+    if (!hasChromium) return;
+    launched = await launchChromium();
+    browser.bind(launched);
+  });
+  afterAll(() => launched?.close());
+  return browser.handle;
+}
+
+/**
+ * An agent's temporary callback listener on a random loopback port, as a native app or CLI runs one for
+ * the authorization redirect: `uri` to register, `received` the callbacks that arrived (not favicon asks).
+ */
+export function useLoopbackCallback(): { readonly uri: string; received: URL[] } {
+  const received: URL[] = [];
+  let uri: string | undefined;
+  let listener: Server | undefined;
+  beforeAll(async () => {
+    listener = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', uri);
+      if (url.pathname === '/callback') received.push(url);
+      res.end('Signed in; you can close this window.');
+    });
+    listener.listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    uri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+  });
+  afterAll(() => listener?.close());
+  return {
+    received,
+    get uri() {
+      if (!uri) throw new Error('the loopback callback is used before its beforeAll has set it up');
+      return uri;
+    },
+  };
 }

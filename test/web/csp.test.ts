@@ -2,12 +2,9 @@
 // elsewhere) and still renders: the stylesheet is a cached file, no page has inline script or style, and in
 // chromium a whole sign-in and consent ends at the client's loopback redirect URI without a CSP violation.
 
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { formActionSource } from '../../src/lib/csp.ts';
 import {
   CookieJar,
@@ -17,30 +14,13 @@ import {
   startOAuthService,
   uniqueHandle,
 } from '../oauth/helpers.ts';
-import { hasChromium, launchChromium } from '../support/environment.ts';
-import { useService } from '../support/suite.ts';
+import { hasChromium } from '../support/environment.ts';
+import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
 
 const service = useService(() => startOAuthService());
-let browser: Browser | undefined;
-let listener: Server;
-let redirectUri: string;
-const received: URL[] = [];
-
-beforeAll(async () => {
-  if (hasChromium) browser = await launchChromium();
-  listener = createServer((req, res) => {
-    const url = new URL(req.url!, redirectUri);
-    if (url.pathname === '/callback') received.push(url);
-    res.end('done');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
-});
-afterAll(async () => {
-  await browser?.close();
-  listener?.close();
-});
+const browser = useChromium();
+const loopback = useLoopbackCallback();
+const received = loopback.received;
 
 function directives(response: Response): Map<string, string[]> {
   const header = response.headers.get('content-security-policy');
@@ -185,7 +165,7 @@ async function cspViolations(page: Page): Promise<string[]> {
 
 describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
   it('styles every page, and a sign-in with consent reaches the loopback redirect URI', async () => {
-    const { client } = await registerPublicClient(service, { redirect_uris: [redirectUri] });
+    const { client } = await registerPublicClient(service, { redirect_uris: [loopback.uri] });
     const context = await browser!.newContext();
     const page = await context.newPage();
     const violations = await cspViolations(page);
@@ -201,7 +181,7 @@ describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
     url.search = new URLSearchParams({
       response_type: 'code',
       client_id: client.client_id,
-      redirect_uri: redirectUri,
+      redirect_uri: loopback.uri,
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       state: 'csp-state',
