@@ -1,14 +1,4 @@
-// The organization's sign-in page in a real browser (Debian's chromium through playwright-core): an admin
-// claims a domain and sees the TXT record to publish and "not verified"; once the test's own DNS server
-// (dns2) answers the record, "Verify" turns it verified; the admin configures the organization's identity
-// provider (a second oidc-provider instance) and its client secret appears in no page, ever. A member sees
-// no controls, and the admin forms the member forges get 403 and change nothing. Every page is checked as
-// in pages.test.ts: a CSP without 'unsafe-inline', axe-core with no serious or critical violation, and a
-// screenshot at 390 and 1280 px under test/web/screenshots (git-ignored).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
+import type { Browser, Page, Response as PlaywrightResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
 import { sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
@@ -16,9 +6,7 @@ import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestService } from '../support/service.ts';
-
-const SHOTS = join(import.meta.dirname, 'screenshots');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { checkPage, DocumentTracker, devSignIn } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -26,7 +14,6 @@ let idp: OidcUpstream;
 let dns: TxtServer;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   dns = await startTxtServer();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -47,50 +34,14 @@ afterAll(async () => {
 
 /** Every HTML body a page answered with (each document, each form's answer), to search for the secret. */
 const seen: Promise<string>[] = [];
-const lastDocument = new Map<Page, PlaywrightResponse>();
-function track(page: Page) {
-  page.on('response', (response) => {
-    if (response.request().resourceType() === 'document' && response.frame() === page.mainFrame()) {
-      lastDocument.set(page, response);
-      // A redirect has no body to read.
-      if (response.status() < 300 || response.status() >= 400) seen.push(response.text().catch(() => ''));
-    }
-  });
-}
-
-/** The page now showing: its CSP, axe-core (no serious or critical violations), screenshots at 390 and 1280 px. */
-async function look(page: Page, name: string) {
-  const response = lastDocument.get(page);
-  const csp = (await response?.allHeaders())?.['content-security-policy'] ?? '';
-  expect(csp, name).toContain("default-src 'none'");
-  expect(csp, name).not.toContain('unsafe-inline');
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is the global the evaluated source defines.
-    const result = await (globalThis as any).axe.run(document);
-    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations, `${name}: ${violations.join('; ')}`).toEqual([]);
-  const size = page.viewportSize()!;
-  for (const width of [390, 1280]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize(size);
-}
-
-async function signIn(handle: string, next: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  track(page);
-  await page.goto(`${service.url}${next}`);
-  await page.getByLabel('Handle').fill(handle);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await page.waitForURL(`${service.url}${next}`);
-  return { context, page };
-}
+const documents = new DocumentTracker();
+// A redirect has no body to read.
+const keepBody = (response: PlaywrightResponse) => {
+  if (response.status() < 300 || response.status() >= 400) seen.push(response.text().catch(() => ''));
+};
+const look = (page: Page, name: string) => checkPage(page, documents.last(page), name);
+const signIn = (handle: string, next: string) =>
+  devSignIn(browser, service, handle, next, documents, keepBody);
 
 const ORG = `(select o.id from organizations o join accounts a on a.id = o.account_id where a.handle = $1)`;
 const domainRows = async (org: string) =>
@@ -146,7 +97,7 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
     // Not published yet: verification fails with the reason and changes nothing.
     await admin.getByRole('button', { name: `Verify ${domain}` }).click();
     await admin.locator('[role="status"]').first().waitFor();
-    expect(lastDocument.get(admin)?.status()).toBe(409);
+    expect(documents.last(admin)?.status()).toBe(409);
     expect(await row.locator('td[data-label="State"]').textContent()).toContain('not verified');
     expect((await domainRows(org))[0]!.verified_at).toBeNull();
 
@@ -168,7 +119,7 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
     await admin.getByLabel('Client secret').fill(idp.clientSecret);
     await admin.getByRole('button', { name: 'Save identity provider' }).click();
     await admin.locator('#f-issuer-error').waitFor();
-    expect(lastDocument.get(admin)?.status()).toBe(400);
+    expect(documents.last(admin)?.status()).toBe(400);
     expect(await admin.getByLabel('Client id').inputValue()).toBe(idp.clientId);
     expect(await admin.getByLabel('Client secret').inputValue()).toBe('');
     expect(await providerRows(org)).toEqual([]);

@@ -8,22 +8,17 @@
 // (git-ignored). The member sees no admin controls, and an admin form the member forges gets a 403 and
 // changes nothing.
 import { once } from 'node:events';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import * as oauth from 'oauth4webapi';
-import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { register, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
-
-const SHOTS = join(import.meta.dirname, 'screenshots');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { checkPage, DocumentTracker, devSignIn } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -32,7 +27,6 @@ let listener: Server;
 let redirectUri: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   listener = createServer((_req, res) => res.end('You can close this window.'));
   listener.listen(0, '127.0.0.1');
   await once(listener, 'listening');
@@ -49,57 +43,18 @@ afterAll(async () => {
 /** Every HTML body a page answered with during the tour, to search for secrets afterwards. */
 const seen: string[] = [];
 const looked = new Set<string>();
-/** The last page each tab navigated to (after a form POST, the page answered to it). */
-const lastDocument = new Map<Page, PlaywrightResponse>();
-function track(page: Page) {
-  page.on('response', (response) => {
-    if (response.request().resourceType() === 'document' && response.frame() === page.mainFrame())
-      lastDocument.set(page, response);
-  });
-}
+const documents = new DocumentTracker();
 
-/**
- * Checks the page now showing: its CSP header, axe-core (no serious or critical violations), and a
- * full-page screenshot at 390 and 1280 px.
- */
+/** The checks every page gets (page-checks.ts), after noting that the tour saw it and what it said. */
 async function look(page: Page, name: string) {
-  const response = lastDocument.get(page);
+  const response = documents.last(page);
   expect(response?.status(), name).toBeLessThan(500);
-  const csp = (await response?.allHeaders())?.['content-security-policy'] ?? '';
-  expect(csp, name).toContain("default-src 'none'");
-  expect(csp, name).not.toContain('unsafe-inline');
   seen.push(await page.content());
-  // Runs axe through the devtools protocol, which the page's CSP does not govern (a <script> tag would be
-  // refused, as it should be).
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is the global the evaluated source defines.
-    const result = await (globalThis as any).axe.run(document);
-    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations, `${name}: ${violations.join('; ')}`).toEqual([]);
-  const size = page.viewportSize()!;
-  for (const width of [390, 1280]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize(size);
+  await checkPage(page, response, name);
   looked.add(name);
 }
 
-async function signIn(handle: string, next: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  track(page);
-  await page.goto(`${service.url}${next}`);
-  // Not signed in: the sign-in page, which comes back here.
-  await page.getByLabel('Handle').fill(handle);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await page.waitForURL(`${service.url}${next}`);
-  return { context, page };
-}
+const signIn = (handle: string, next: string) => devSignIn(browser, service, handle, next, documents);
 
 const ORG_INVITATIONS = `select count(*) as n from invitations where organization_id =
   (select o.id from organizations o join accounts a on a.id = o.account_id where a.handle = $1)`;
