@@ -8,6 +8,11 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
+    // Test files share a worker's module cache instead of re-importing the service for each (measured on
+    // the whole suite: 227 s -> 155 s). Safe because no test mocks a module or changes process.env, every
+    // service a test starts builds its own state (registries, pools, caches), and the OpenTelemetry test
+    // runs its instance in a child process. A suite that needs a fresh module graph gets a project of its own.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],

@@ -5,12 +5,12 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
+import { createDevUser, findDevUser } from '../identity/dev-users.ts';
 import { configuredProviders } from '../identity/providers.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
 import { consentPage, errorPage, loginPage } from '../web/authorization-pages.ts';
 import type { Csrf } from '../web/csrf.ts';
-import { createDevUser, findDevUser } from '../web/sign-in/dev-login.ts';
 import { INTERACTION_PATH } from './provider.ts';
 
 const CSRF_PURPOSE = 'interaction';

@@ -1,52 +1,12 @@
 // Development sign-in (DEV_LOGIN, refused in production by the configuration): pick a local user by
 // handle or create one, no provider involved. Used by /signin and by the OAuth sign-in step.
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import express, { Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
-import { Account } from '../../db/entities/index.ts';
-import { createUserWithAccount } from '../../domain/users.ts';
+import { createDevUser, findDevUser } from '../../identity/dev-users.ts';
 import type { Sessions } from '../../identity/sessions.ts';
 import { html } from '../html.ts';
 
-const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 const DEV_LOGIN_PATH = '/signin/dev';
-
-export async function findDevUser(
-  ctx: ServiceContext,
-  handle: string,
-): Promise<{ userId: string } | { error: string }> {
-  // Only a well-formed handle can name a user; anything else (a NUL the database would refuse) is not one.
-  const account = HANDLE.test(handle)
-    ? await ctx.orm.em.fork().findOne(Account, { handle, kind: 'user' })
-    : null;
-  const userId = account?.user?.id;
-  return userId ? { userId } : { error: `No user has the handle “${handle}”.` };
-}
-
-export async function createDevUser(
-  ctx: ServiceContext,
-  handle: string,
-): Promise<{ userId: string } | { error: string }> {
-  if (!HANDLE.test(handle)) {
-    return {
-      error:
-        'A handle is 2 to 39 lowercase letters, digits or hyphens, starts with a letter and does not end with a hyphen.',
-    };
-  }
-  const em = ctx.orm.em.fork();
-  try {
-    const { user } = createUserWithAccount(em, { handle, displayName: handle });
-    await em.flush();
-    return { userId: user.id };
-  } catch (error) {
-    if (error instanceof UniqueConstraintViolationException)
-      return { error: `The handle “${handle}” is taken.` };
-    // The database refuses reserved words (and anything else the format check misses).
-    if ((error as { code?: string }).code === '23514')
-      return { error: `The handle “${handle}” is reserved.` };
-    throw error;
-  }
-}
 
 /** The form on /signin: a handle, signed in (or created and signed in) at once. */
 export function devLoginForm(next: string, error?: string) {

@@ -3,15 +3,9 @@
 // /signin/callback/<provider> (back, then a new browser session; with ?link=1 a signed-in person links
 // that provider to themselves), /settings/signout, and the sessions page. The sign-in methods page is a
 // web page (src/web/pages/identities.ts), through the operation pipeline.
-import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
-import {
-  Account,
-  OrganizationDomain,
-  OrganizationSignInProvider,
-  SignInAttempt,
-} from '../../db/entities/index.ts';
+import { Account, OrganizationDomain, OrganizationSignInProvider } from '../../db/entities/index.ts';
 import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from '../../identity/people.ts';
 import {
   type Checks,
@@ -23,6 +17,7 @@ import {
   SignInError,
 } from '../../identity/providers.ts';
 import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
+import { finishSignInAttempt, startSignInAttempt } from '../../identity/sign-in-attempts.ts';
 import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { errorPage, settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
@@ -126,12 +121,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     extra: { organizationId?: string; linkTo?: string },
   ) {
     const next = safeNext(req.query.next, baseUrl);
-    const em = ctx.orm.em.fork();
-    const attempt = em.create(SignInAttempt, {
-      id: randomUUID(),
-      expiresAt: new Date(Date.now() + PENDING_TTL_SECONDS * 1000),
-    });
-    await em.flush();
+    const attemptId = await startSignInAttempt(ctx.orm, PENDING_TTL_SECONDS);
     const checks = newChecks();
     let url: URL;
     try {
@@ -141,7 +131,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       throw error;
     }
     const pending: Pending = {
-      id: attempt.id,
+      id: attemptId,
       provider,
       checks,
       next,
@@ -206,10 +196,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     if (!pending || pending.provider !== req.params.provider || req.query.state !== pending.checks.state)
       return fail(res, 400, expired, next);
     // Single use: the first callback deletes the attempt; a replay finds nothing.
-    const used = await ctx.orm.em
-      .fork()
-      .nativeDelete(SignInAttempt, { id: pending.id, expiresAt: { $gt: new Date() } });
-    if (used !== 1) return fail(res, 400, expired, next);
+    if (!(await finishSignInAttempt(ctx.orm, pending.id))) return fail(res, 400, expired, next);
 
     const leg =
       pending.provider === 'org'
