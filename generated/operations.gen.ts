@@ -34,6 +34,8 @@ import type {
   GetGlossarySettingsResponses,
   GetIdentityProviderData,
   GetIdentityProviderResponses,
+  GetModelData,
+  GetModelResponses,
   GetOrganizationData,
   GetOrganizationResponses,
   GetProjectData,
@@ -127,6 +129,7 @@ export interface Operations {
   getGlossary: { data: GetGlossaryData; responses: GetGlossaryResponses };
   getGlossarySettings: { data: GetGlossarySettingsData; responses: GetGlossarySettingsResponses };
   getIdentityProvider: { data: GetIdentityProviderData; responses: GetIdentityProviderResponses };
+  getModel: { data: GetModelData; responses: GetModelResponses };
   getOrganization: { data: GetOrganizationData; responses: GetOrganizationResponses };
   getProject: { data: GetProjectData; responses: GetProjectResponses };
   getVoice: { data: GetVoiceData; responses: GetVoiceResponses };

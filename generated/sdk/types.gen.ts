@@ -1645,6 +1645,58 @@ export type DeleteModelResponses = {
 
 export type DeleteModelResponse = DeleteModelResponses[keyof DeleteModelResponses];
 
+export type GetModelData = {
+    body?: never;
+    path: {
+        /**
+         * Handle of the account (personal or organization).
+         */
+        account: Handle;
+        /**
+         * Handle of the model within the account (not its provider:model identifier).
+         */
+        modelHandle: Handle;
+    };
+    query?: never;
+    url: '/api/v1/accounts/{account}/models/{modelHandle}';
+};
+
+export type GetModelErrors = {
+    /**
+     * The request is invalid; `errors` lists each problem with a JSON pointer.
+     */
+    400: Problem;
+    /**
+     * No valid bearer token. `WWW-Authenticate` says how to get one.
+     */
+    401: Problem;
+    /**
+     * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
+     */
+    403: Problem;
+    /**
+     * No such resource, or you cannot see it.
+     */
+    404: Problem;
+    /**
+     * The database cannot be reached for now; the request changed nothing. Retry after the number of
+     * seconds in `Retry-After`.
+     *
+     */
+    503: Problem;
+};
+
+export type GetModelError = GetModelErrors[keyof GetModelErrors];
+
+export type GetModelResponses = {
+    /**
+     * The model (without its key).
+     */
+    200: AccountModel;
+};
+
+export type GetModelResponse = GetModelResponses[keyof GetModelResponses];
+
 export type UpdateModelData = {
     body: AccountModelUpdate;
     path: {

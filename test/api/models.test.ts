@@ -75,6 +75,9 @@ describe('account models through the generated SDK', () => {
     expect(rotated.data).toMatchObject({ hasApiKey: true, apiKeyLast4: '5432' });
     bodies.push(rotated.data);
     bodies.push((await sdk.listModels({ client: ada.client, path: { account: 'ada' } })).data);
+    const one = await sdk.getModel({ client: ada.client, path: { account: 'ada', modelHandle: 'claude' } });
+    expect(one.data).toEqual(rotated.data);
+    bodies.push(one.data);
     for (const body of bodies) {
       const text = JSON.stringify(body);
       expect(text).not.toContain(apiKey);
@@ -237,6 +240,8 @@ describe('account models through the generated SDK', () => {
       path: { account: 'bob', modelHandle: 'gone' },
     });
     expect(again.response.status).toBe(404);
+    const read = await sdk.getModel({ client: bob.client, path: { account: 'bob', modelHandle: 'gone' } });
+    expect(read.response.status).toBe(404);
   });
 
   it("hides another user's private account behind 404, and needs the model scopes", async () => {
@@ -249,6 +254,8 @@ describe('account models through the generated SDK', () => {
       body: { handle: 'intruder', model: 'openai:gpt-4o' },
     });
     expect(write.response.status).toBe(404);
+    const read = await sdk.getModel({ client: bob.client, path: { account: 'ada', modelHandle: 'claude' } });
+    expect(read.response.status).toBe(404);
     const remove = await sdk.deleteModel({
       client: bob.client,
       path: { account: 'ada', modelHandle: 'gpt' },

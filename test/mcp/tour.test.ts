@@ -162,6 +162,7 @@ describe('a tour of every MCP tool', () => {
     });
     const model = await call('update_model', { account: 'ada', modelHandle: 'fast', isDefault: true });
     expect(JSON.stringify(model)).not.toContain('sk-test-12345678');
+    expect(await call('get_model', { account: 'ada', modelHandle: 'fast' })).toEqual(model);
     expect((await call('list_models', { account: 'ada' }))!.items).toHaveLength(1);
     await call('delete_model', { account: 'ada', modelHandle: 'fast' });
 

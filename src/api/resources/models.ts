@@ -32,6 +32,10 @@ export const modelHandlers = {
     return { status: 200, body: found.body((m) => serializeModel(m, op.target!.account.handle)) };
   },
 
+  async getModel(op) {
+    return { status: 200, body: serializeModel(await findModel(op), op.target!.account.handle) };
+  },
+
   async createModel(op) {
     const account = op.target!.account;
     const { handle, model, baseUrl = null, apiKey = null, isDefault = false } = op.body;
