@@ -601,7 +601,7 @@ export const getGlossary = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Save a new glossary version
  *
- * Saves the whole list of entries (at most 5000; the request body is limited to 1 MB) as a new
+ * Saves the whole list of entries (at most 5000; the request body is limited to 8 MB, which a real 5000-entry glossary fits) as a new
  * glossary version (current + 1); earlier versions are never changed and stay readable with
  * getGlossary's `version`. Entries keep the order you send. Each term appears once (a repeated
  * term is a 400 pointing at its second occurrence); translation locales are BCP 47 tags, stored in

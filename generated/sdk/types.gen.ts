@@ -930,7 +930,7 @@ export type UpdateCurrentUserErrors = {
      */
     403: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -1280,7 +1280,7 @@ export type CreateProjectErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -1446,7 +1446,7 @@ export type UpdateProjectErrors = {
      */
     404: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -1565,7 +1565,7 @@ export type CreateModelErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -1735,7 +1735,7 @@ export type UpdateModelErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -1850,7 +1850,7 @@ export type CreateTokenErrors = {
      */
     404: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2076,7 +2076,7 @@ export type CreateOrganizationErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2230,7 +2230,7 @@ export type UpdateOrganizationErrors = {
      */
     404: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2409,7 +2409,7 @@ export type UpdateMemberErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2532,7 +2532,7 @@ export type CreateInvitationErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2645,7 +2645,7 @@ export type AcceptInvitationErrors = {
      */
     410: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2706,7 +2706,7 @@ export type DeclineInvitationErrors = {
      */
     410: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -2831,7 +2831,7 @@ export type SaveVoiceErrors = {
      */
     412: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3013,7 +3013,7 @@ export type SaveGlossaryErrors = {
      */
     412: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3162,7 +3162,7 @@ export type UpsertGlossaryEntriesErrors = {
      */
     412: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3234,7 +3234,7 @@ export type RemoveGlossaryEntriesErrors = {
      */
     412: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3411,7 +3411,7 @@ export type UpdateGlossarySettingsErrors = {
      */
     412: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3608,7 +3608,7 @@ export type AddDomainErrors = {
      */
     409: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**
@@ -3870,7 +3870,7 @@ export type SetIdentityProviderErrors = {
      */
     404: Problem;
     /**
-     * The body is larger than the 1 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
+     * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
     413: Problem;
     /**

@@ -2,6 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../context.ts';
 import { labelOperation } from '../lib/metrics.ts';
+import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
 
@@ -12,7 +13,9 @@ import { problems, sendProblem } from './problem.ts';
  */
 export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, pipeline: Pipeline): Router {
   const router = express.Router();
-  router.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  router.use(
+    express.json({ limit: MAX_REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
+  );
 
   const send = (res: Response, operationId: string | undefined, result: OperationResponse) => {
     if (operationId && service.config.validateResponses && result.status < 400 && result.body !== undefined) {

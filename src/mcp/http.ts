@@ -1,6 +1,7 @@
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { Caller } from '../authz/caller.ts';
@@ -26,7 +27,6 @@ export interface McpHttpOptions {
 }
 
 const MCP_PATH = '/mcp';
-const MAX_BODY_BYTES = 1024 * 1024;
 
 const CORS_ALLOW_HEADERS =
   'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate';
@@ -86,7 +86,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     next();
   };
 
-  const parseJson = express.json({ limit: MAX_BODY_BYTES, type: 'application/json' });
+  const parseJson = express.json({ limit: MAX_REQUEST_BODY_BYTES, type: 'application/json' });
 
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
   const checkScopes = (req: Request, res: Response, next: NextFunction) => {
@@ -114,9 +114,9 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   // result, and ours never do).
   const mcp = createMcpHandler(
     ({ authInfo }) => createRequestServer(registry, pipeline, authInfo?.extra?.context as CallContext),
-    { legacy: 'stateless', maxRequestBodySize: MAX_BODY_BYTES },
+    { legacy: 'stateless', maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
   );
-  const serve = toNodeHandler(mcp, { maxRequestBodySize: MAX_BODY_BYTES });
+  const serve = toNodeHandler(mcp, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
 
   const handle = async (req: Request, res: Response) => {
     const caller: Caller = res.locals.caller;

@@ -2,8 +2,10 @@
 // that are wrong in the ways the attack and fuzz runs found (control characters, lone surrogates, odd ids
 // and cursors, oversized strings and arrays, deep nesting, wrong types). Nothing here knows an operation
 // by name, so a new operation or field is fuzzed without touching this file.
+
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import fc from 'fast-check';
+import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import type { JsonSchema } from '../../src/mcp/json-schema.ts';
 
 /** `valid`: what the schema accepts (as far as a schema can say); `fuzz`: any node may be replaced by junk. */
@@ -316,7 +318,7 @@ export function mutationOf(current: unknown, name: Key | undefined): fc.Arbitrar
 // --- HTTP-level defects: what a request can get wrong before its JSON is even read ---
 
 /** The body limit of /api and /mcp (after any Content-Encoding is undone). */
-const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = MAX_REQUEST_BODY_BYTES;
 
 export type WireDefect =
   /** A Content-Type charset other than UTF-8: 415. */

@@ -6,8 +6,9 @@
 // carrying the problem). CI runs a fixed seed and a small budget; FUZZ_RUNS and FUZZ_SEED run more locally.
 //
 // The generated requests are well-formed HTTP: values in a URL are cut to keep it under Node's header limit
-// (431 before the service sees it), and bodies stay under the 1 MB limit. What is wrong with the wire itself
+// (431 before the service sees it), and bodies stay under the body limit. What is wrong with the wire itself
 // (charset, Content-Encoding, a body over the limit, bad percent-encoding) is the last part of this file.
+
 import { randomUUID } from 'node:crypto';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import fc from 'fast-check';
@@ -15,6 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { inlineSchema, type JsonSchema, resolveRef } from '../../src/mcp/json-schema.ts';
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
@@ -42,7 +44,7 @@ import {
 const RUNS = Number(process.env.FUZZ_RUNS ?? 8);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const MAX_URL_VALUE = 2000;
-const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = MAX_REQUEST_BODY_BYTES;
 
 const catalogue = loadCatalogue();
 const document = catalogue.document;

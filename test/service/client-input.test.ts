@@ -2,8 +2,10 @@
 // charset or Content-Encoding, a broken gzip body, malformed JSON and a body over the limit. Each gets a
 // 4xx in the door's own format (problem+json on /api, a JSON-RPC error on /mcp, an RFC 6749 error body on
 // /oauth/*), never express's HTML page with a stack trace, and none of them is logged as an error.
+
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -99,11 +101,11 @@ describe('bodies the service cannot read, on every door', () => {
     const { path, headers } = doorRequest(door);
     const big =
       door === 'token'
-        ? `grant_type=refresh_token&refresh_token=${'a'.repeat(2 * 1024 * 1024)}`
-        : JSON.stringify({ filler: 'a'.repeat(2 * 1024 * 1024) });
+        ? `grant_type=refresh_token&refresh_token=${'a'.repeat(MAX_REQUEST_BODY_BYTES + 1024)}`
+        : JSON.stringify({ filler: 'a'.repeat(MAX_REQUEST_BODY_BYTES + 1024) });
     const res = await fetch(`${service.url}${path}`, { method: 'POST', headers, body: big });
     expect(res.status).toBe(413);
-    expect(await errorOf(door, res)).toMatch(/larger than (1 MB|56 kB)/);
+    expect(await errorOf(door, res)).toMatch(/larger than (8 MB|56 kB)/);
   });
 
   it.each(doors)('%s: an unsupported Content-Encoding is 415', async (door) => {

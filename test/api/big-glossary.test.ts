@@ -1,0 +1,57 @@
+// The documented maximum fits the body limit: a real glossary of 5,000 entries (a term, a definition of a
+// line or two, translations into ten locales) saves whole, over REST and over MCP, and reads back the same.
+import { describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
+import { modernClient } from '../mcp/helpers.ts';
+import { useService, useUsers } from '../support/suite.ts';
+
+const service = useService();
+const { ada } = useUsers(service, 'ada');
+
+const LOCALES = ['de', 'fr', 'es', 'it', 'pt', 'nl', 'pl', 'sv', 'ja', 'ko'];
+const bigGlossary = (note: string) => ({
+  changeNote: note,
+  entries: Array.from({ length: 5000 }, (_, i) => ({
+    term: `Workspace feature ${String(i).padStart(4, '0')}`,
+    definition:
+      `The part of a workspace that people use to share documents, plan releases and review the work of ` +
+      `others before it ships; entry ${i} of the product glossary, kept in step with the user interface.`,
+    translations: Object.fromEntries(
+      LOCALES.map((locale) => [locale, `Arbeitsbereich-Funktion ${locale} ${i}`]),
+    ),
+  })),
+});
+
+describe('a 5,000-entry glossary', () => {
+  it('is larger than the old 1 MB limit and within the body limit', () => {
+    const size = Buffer.byteLength(JSON.stringify(bigGlossary('size')));
+    expect(size).toBeGreaterThan(2 * 1024 * 1024);
+    expect(size).toBeLessThan(MAX_REQUEST_BODY_BYTES);
+  });
+
+  it('saves whole over REST and reads back entry for entry', async () => {
+    const body = bigGlossary('whole, over REST');
+    const saved = await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body });
+    expect(saved.response.status).toBe(201);
+    const read = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
+    expect(read.data!.entries).toHaveLength(5000);
+    expect(read.data!.entries[4321]).toMatchObject(body.entries[4321]!);
+  });
+
+  it('saves whole over MCP', async () => {
+    const client = await modernClient(service, ada.token);
+    try {
+      const result = await client.callTool({
+        name: 'save_glossary',
+        arguments: { account: 'ada', ...bigGlossary('whole, over MCP') },
+      });
+      expect(result.isError ?? false).toBe(false);
+      const read = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
+      expect(read.data!.changeNote).toBe('whole, over MCP');
+      expect(read.data!.entries).toHaveLength(5000);
+    } finally {
+      await client.close();
+    }
+  });
+});
