@@ -80,7 +80,16 @@ function argumentPointer(definition: ToolDefinition, pointer: string): string {
   return pointer;
 }
 
-/** Success: structuredContent and a JSON text copy. Failure: isError with the problem details only. */
+/**
+ * Up to this size the text content repeats the result as JSON, for clients that read only text; above it,
+ * the text is a short summary, so a large result (a 5,000-entry glossary) is not sent twice.
+ */
+export const FULL_TEXT_MAX_BYTES = 4 * 1024;
+
+/**
+ * Success: structuredContent, and the same as JSON text (a summary when it is large). Failure: isError with
+ * the problem details only.
+ */
 export function toToolResult(definition: ToolDefinition, response: OperationResponse): CallToolResult {
   if (response.status >= 400) {
     if (isValidationProblem(response)) throw invalidArguments(definition, response.body as ProblemBody);
@@ -92,7 +101,25 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
   const structured = definition.wrapsResult
     ? { result: response.body }
     : (response.body as Record<string, unknown>);
-  return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }] };
+  const json = JSON.stringify(structured);
+  const text = Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES ? json : summary(definition, structured, json);
+  return { structuredContent: structured, content: [{ type: 'text', text }] };
+}
+
+/** What a large result holds, in a line: its lists and their lengths, and the cursor of the next page. */
+function summary(definition: ToolDefinition, structured: Record<string, unknown>, json: string): string {
+  const lists = Object.entries(structured)
+    .filter(([, value]) => Array.isArray(value))
+    .map(([key, value]) => `${(value as unknown[]).length} ${key}`);
+  const next =
+    typeof structured.nextCursor === 'string'
+      ? ` The next page starts at cursor "${structured.nextCursor}".`
+      : '';
+  const size = `${Math.ceil(Buffer.byteLength(json) / 1024)} kB`;
+  return (
+    `${definition.tool.name}: ${lists.length > 0 ? lists.join(', ') : 'a result'} (${size} as JSON). ` +
+    `The full result is in structuredContent.${next}`
+  );
 }
 
 /** A 400 whose body points at what was sent: the arguments broke the tool's schema. */

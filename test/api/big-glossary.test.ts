@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
+import { FULL_TEXT_MAX_BYTES } from '../../src/mcp/call.ts';
 import { modernClient } from '../mcp/helpers.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
@@ -50,6 +51,15 @@ describe('a 5,000-entry glossary', () => {
       const read = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
       expect(read.data!.changeNote).toBe('whole, over MCP');
       expect(read.data!.entries).toHaveLength(5000);
+
+      // Read back over MCP: the structured result is whole, and its text is a summary, not a second copy.
+      const got = await client.callTool({ name: 'get_glossary', arguments: { account: 'ada' } });
+      expect((got.structuredContent as { entries: unknown[] }).entries).toHaveLength(5000);
+      const [text] = got.content as { type: string; text: string }[];
+      expect(Buffer.byteLength(text!.text)).toBeLessThan(FULL_TEXT_MAX_BYTES);
+      expect(text!.text).toMatch(
+        /^get_glossary: 5000 entries \(\d+ kB as JSON\)\. The full result is in structuredContent\./,
+      );
     } finally {
       await client.close();
     }
