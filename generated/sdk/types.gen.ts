@@ -835,6 +835,13 @@ export type Cursor = string;
 export type Limit = number;
 
 /**
+ * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+ * your copy is up to date, and the service did not load the document to tell you.
+ *
+ */
+export type IfNoneMatch = string;
+
+/**
  * The ETag of the version you edited; a stale value answers 412 and changes nothing.
  */
 export type IfMatch = string;
@@ -2736,6 +2743,14 @@ export type DeclineInvitationResponse = DeclineInvitationResponses[keyof Decline
 
 export type GetVoiceData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+         * your copy is up to date, and the service did not load the document to tell you.
+         *
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).
@@ -2918,6 +2933,14 @@ export type ListVoiceVersionsResponse = ListVoiceVersionsResponses[keyof ListVoi
 
 export type GetGlossaryData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+         * your copy is up to date, and the service did not load the document to tell you.
+         *
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).
@@ -3321,6 +3344,14 @@ export type ListGlossaryVersionsResponse = ListGlossaryVersionsResponses[keyof L
 
 export type GetGlossarySettingsData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+         * your copy is up to date, and the service did not load the document to tell you.
+         *
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).

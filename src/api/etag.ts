@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { constraintName } from './constraint-messages.ts';
-import type { OperationContext } from './pipeline.ts';
+import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { type Problem, problems } from './problem.ts';
 
 // Optimistic concurrency for the resources several people edit (voice, glossary, glossary settings):
@@ -67,4 +67,20 @@ export async function flushUnlessRaced(
     }
     throw error;
   }
+}
+
+/**
+ * A conditional read: the 304 to answer when the request's If-None-Match names `current` (null: nothing
+ * stored, which no tag names), otherwise undefined and the read goes on. The comparison is weak, as RFC 9110
+ * asks of If-None-Match (`W/"v3"` names `"v3"`), and `*` names any stored version.
+ */
+export function notModified(
+  op: Pick<OperationContext, 'ifNoneMatch'>,
+  current: string | null,
+): NotModifiedResponse | undefined {
+  if (op.ifNoneMatch === undefined || current === null) return undefined;
+  const tags = parseIfMatch(op.ifNoneMatch);
+  const weak = (tag: string) => tag.replace(/^W\//, '');
+  const named = tags === '*' || tags.some((tag) => weak(tag) === current);
+  return named ? { status: 304, headers: { ETag: current } } : undefined;
 }

@@ -31,7 +31,7 @@ export interface OperationRequest {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
-  /** Lower-case header names; only the ones operations read (if-match). */
+  /** Lower-case header names; only the ones operations read (if-match, if-none-match). */
   headers: Record<string, string | undefined>;
   bearer: string | undefined;
   /**
@@ -79,6 +79,8 @@ interface ContextBase {
   /** The account named by the operation's x-account-param, with the caller's roles on it. */
   target: { account: IAccount; roles: Set<Role> } | undefined;
   ifMatch: string | undefined;
+  /** The If-None-Match of a conditional read (see notModified in etag.ts). */
+  ifNoneMatch: string | undefined;
   spec: OperationSpec;
   policy: Policy;
   /**
@@ -113,9 +115,16 @@ type SuccessOf<K extends OperationId> = {
     : { status: S; body: SuccessesOf<K>[S]; headers?: Record<string, string> };
 }[keyof SuccessesOf<K>];
 
+/** The answer to a conditional read (If-None-Match) whose tag names the current version: no body. */
+export interface NotModifiedResponse {
+  status: 304;
+  body?: undefined;
+  headers: { ETag: string };
+}
+
 type OperationHandler<K extends OperationId> = (
   op: OperationContext<K>,
-) => Promise<HandlerResponse<K> | ProblemResponse>;
+) => Promise<HandlerResponse<K> | ProblemResponse | NotModifiedResponse>;
 
 /** A handler for every operation and nothing else; the type-check fails on a missing or unknown one. */
 export type Handlers = { [K in OperationId]: OperationHandler<K> };
@@ -235,6 +244,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         query,
         body: request.body,
         ifMatch: request.headers['if-match'],
+        ifNoneMatch: request.headers['if-none-match'],
         spec,
         policy,
         audit(auditAction, resourceType, resourceId, details = {}, account = target?.account) {

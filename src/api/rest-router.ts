@@ -52,7 +52,7 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
       params: (c.request.params ?? {}) as Record<string, string>,
       query: c.request.query ?? {},
       body: req.body,
-      headers: { 'if-match': req.headers['if-match'] },
+      headers: { 'if-match': req.headers['if-match'], 'if-none-match': req.headers['if-none-match'] },
       bearer,
       door: 'rest',
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },

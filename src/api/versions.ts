@@ -1,9 +1,9 @@
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { userHandles } from '../domain/users.ts';
-import { assertIfMatch, flushUnlessRaced, versionEtag } from './etag.ts';
+import { assertIfMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
 import { type PageRequest, pageRequest } from './pagination.ts';
-import type { OperationContext } from './pipeline.ts';
+import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
 
 // Voice and glossary are append-only histories per account: a save adds version current + 1 and never
@@ -59,6 +59,19 @@ export async function findVersion<T extends VersionRow>(
       ? `"${account.handle}" has no ${history.noun} version ${requested}.`
       : `No ${history.noun} has been saved for "${account.handle}" yet; ${history.saveOperation} saves the first version.`,
   );
+}
+
+/**
+ * The 304 for a conditional read of the current version (no `version` asked for) whose If-None-Match names
+ * it: one small query instead of loading the document. Undefined: read the document.
+ */
+export async function unchangedSince<T extends VersionRow>(
+  op: OperationContext,
+  history: History<T>,
+): Promise<NotModifiedResponse | undefined> {
+  if (op.ifNoneMatch === undefined || op.query.version !== undefined) return undefined;
+  const current = await latestVersion(op.em, history, op.target!.account.id);
+  return notModified(op, current ? versionEtag(current) : null);
 }
 
 /**

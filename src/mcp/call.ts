@@ -95,6 +95,17 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
     if (isValidationProblem(response)) throw invalidArguments(definition, response.body as ProblemBody);
     return problemResult(response.body);
   }
+  if (response.status === 304) {
+    const etag = response.headers?.ETag ?? '';
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `Not modified: ${etag} is still the current version; the copy you hold is up to date.`,
+        },
+      ],
+    };
+  }
   if (response.body === undefined) {
     return { content: [{ type: 'text', text: `Done (HTTP ${response.status}, no content).` }] };
   }

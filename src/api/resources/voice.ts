@@ -11,6 +11,7 @@ import {
   flushNewVersion,
   type History,
   nextVersion,
+  unchangedSince,
   versionHistory,
   versionSummary,
 } from '../versions.ts';
@@ -57,6 +58,8 @@ function validOverrides(overrides: Record<string, VoiceOverride>): Record<string
 
 export const voiceHandlers = {
   async getVoice(op) {
+    const unchanged = await unchangedSince(op, VOICE);
+    if (unchanged) return unchanged;
     const row = await findVersion(op, VOICE);
     return {
       status: 200,

@@ -1,0 +1,82 @@
+// If-None-Match on everything that sends an ETag (voice, glossary, glossary settings): a client that holds
+// the current version gets 304 with the ETag and no body; any other tag, or a request for a named version,
+// gets the document.
+import { describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { modernClient } from '../mcp/helpers.ts';
+import { useService, useUsers } from '../support/suite.ts';
+
+const service = useService();
+const { ada, bob } = useUsers(service, 'ada', 'bob');
+
+const get = (path: string, ifNoneMatch?: string) =>
+  fetch(`${service.url}/api/v1/accounts/ada/${path}`, {
+    headers: {
+      authorization: `Bearer ${ada.token}`,
+      ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
+    },
+  });
+
+describe('conditional reads', () => {
+  it('answer 304 for the current voice, glossary and settings, and the document otherwise', async () => {
+    expect(
+      (await sdk.saveVoice({ client: ada.client, path: { account: 'ada' }, body: { tone: 'warm' } })).response
+        .status,
+    ).toBe(201);
+    const glossary = { entries: [{ term: 'workspace' }] };
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: glossary });
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: glossary });
+
+    for (const [path, current] of [
+      ['voice', '"v1"'],
+      ['glossary', '"v2"'],
+      ['glossary/settings', '"r0"'],
+    ] as const) {
+      const first = await get(path);
+      expect(first.status, path).toBe(200);
+      expect(first.headers.get('etag'), path).toBe(current);
+
+      for (const tag of [current, `W/${current}`, `"x", ${current}`, '*']) {
+        const again = await get(path, tag);
+        expect(again.status, `${path} ${tag}`).toBe(304);
+        expect(again.headers.get('etag'), `${path} ${tag}`).toBe(current);
+        expect(await again.text(), `${path} ${tag}`).toBe('');
+      }
+      const stale = await get(path, '"v0", "r9"');
+      expect(stale.status, path).toBe(200);
+      expect(await stale.json(), path).toMatchObject({ etag: current });
+    }
+    // A named version is the document, whatever the tag says.
+    const named = await get('glossary?version=1', '"v2"');
+    expect(named.status).toBe(200);
+    expect(await named.json()).toMatchObject({ version: 1 });
+  });
+
+  it('answer 404 when nothing is stored, whatever If-None-Match says', async () => {
+    for (const path of ['voice', 'glossary']) {
+      const none = await fetch(`${service.url}/api/v1/accounts/bob/${path}`, {
+        headers: { authorization: `Bearer ${bob.token}`, 'if-none-match': '*' },
+      });
+      expect(none.status, path).toBe(404);
+    }
+  });
+
+  it('over MCP, if_none_match answers "not modified" without the document', async () => {
+    const client = await modernClient(service, ada.token);
+    try {
+      const fresh = await client.callTool({ name: 'get_glossary', arguments: { account: 'ada' } });
+      const etag = (fresh.structuredContent as { etag: string }).etag;
+      const same = await client.callTool({
+        name: 'get_glossary',
+        arguments: { account: 'ada', if_none_match: etag },
+      });
+      expect(same.isError ?? false).toBe(false);
+      expect(same.structuredContent).toBeUndefined();
+      expect((same.content as { text: string }[])[0]!.text).toBe(
+        `Not modified: ${etag} is still the current version; the copy you hold is up to date.`,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
