@@ -7,7 +7,7 @@ import { ALL_SCOPES } from '../src/authz/scopes.ts';
 /** generated/authorization-matrix.md: what each role may do, and which operations each scope opens. */
 export async function writePolicyMatrix(outDir: string): Promise<void> {
   const policy = await loadPolicy();
-  const catalogue = loadCatalogue();
+  const catalogue = await loadCatalogue();
   const lines = [
     '# Role × scope matrix',
     '',

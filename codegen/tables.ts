@@ -5,7 +5,7 @@ import { createToolRegistry } from '../src/mcp/index.ts';
 
 /** generated/mcp-tools.md: the MCP tools as the server derives them from openapi.yaml at start. */
 export async function writeGeneratedTables(outDir: string): Promise<void> {
-  const { all } = createToolRegistry(loadCatalogue());
+  const { all } = createToolRegistry(await loadCatalogue());
   const lines = [
     '# MCP tools',
     '',

@@ -64,8 +64,8 @@ describe('policies/policy.csv', async () => {
     expect(writes).toEqual([]);
   });
 
-  it('has policy lines for every scope that openapi.yaml names', () => {
-    const named = new Set([...loadCatalogue().operations.values()].map((op) => op.scope));
+  it('has policy lines for every scope that openapi.yaml names', async () => {
+    const named = new Set([...(await loadCatalogue()).operations.values()].map((op) => op.scope));
     const covered = new Set(policy.rules.map((r) => `${r.object}:${r.action}`));
     expect([...named].filter((scope) => !covered.has(scope))).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dereference } from '@apidevtools/json-schema-ref-parser';
 import { parse } from 'yaml';
 import { isScope, type Scope } from '../authz/scopes.ts';
 
@@ -33,22 +34,33 @@ export interface OperationSpec {
 export type OpenApiDocument = Record<string, any>;
 
 export interface Catalogue {
+  /** The document as written, `$ref`s and all (openapi-backend resolves them itself). */
   document: OpenApiDocument;
+  /**
+   * The same document with every `$ref` replaced by what it points to (@apidevtools/json-schema-ref-parser),
+   * so readers of schemas (the MCP tools) never follow a reference themselves; `raw` of each operation is
+   * taken from here. A recursive schema stays a cycle of objects.
+   */
+  resolved: OpenApiDocument;
   operations: Map<string, OperationSpec>;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-export function loadCatalogue(file = OPENAPI_FILE): Catalogue {
+export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
   const document = parse(readFileSync(file, 'utf8')) as OpenApiDocument;
+  // Parsed twice rather than cloned: the reference parser rewrites what it is given.
+  const resolved = (await dereference(parse(readFileSync(file, 'utf8')), {
+    resolve: { external: false },
+  })) as OpenApiDocument;
   const operations = new Map<string, OperationSpec>();
-  for (const [path, item] of Object.entries<OpenApiDocument>(document.paths ?? {})) {
+  for (const [path, item] of Object.entries<OpenApiDocument>(resolved.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
       const where = `${method.toUpperCase()} ${path}`;
       if (!op.operationId) throw new Error(`openapi.yaml: ${where} has no operationId`);
-      const scopes: string[] = (op.security ?? document.security ?? []).flatMap(
+      const scopes: string[] = (op.security ?? resolved.security ?? []).flatMap(
         (req: Record<string, string[]>) => Object.values(req).flat(),
       );
       if (scopes.length !== 1 || !isScope(scopes[0]!)) {
@@ -75,5 +87,5 @@ export function loadCatalogue(file = OPENAPI_FILE): Catalogue {
       });
     }
   }
-  return { document, operations };
+  return { document, resolved, operations };
 }

@@ -48,7 +48,7 @@ class OpenApi31Backend extends OpenAPIBackend {
 
 /** Builds the operation pipeline from openapi.yaml and policies/, and the REST door in front of it. */
 export async function createApi(service: ServiceContext, options: ApiOptions): Promise<Api> {
-  const catalogue = loadCatalogue();
+  const catalogue = await loadCatalogue();
   const api = new OpenApi31Backend({
     definition: catalogue.document as Document,
     strict: true,

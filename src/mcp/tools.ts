@@ -1,13 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
-import type { Catalogue, OperationSpec } from '../api/catalogue.ts';
+import type { Catalogue, OpenApiDocument, OperationSpec } from '../api/catalogue.ts';
 import type { Scope } from '../authz/scopes.ts';
-import {
-  describesObjects,
-  inlineSchema,
-  isPlainObjectSchema,
-  type JsonSchema,
-  resolveRef,
-} from './json-schema.ts';
+import { describesObjects, inlineSchema, isPlainObjectSchema, type JsonSchema } from './json-schema.ts';
 
 // MCP tools derived from the operations of openapi.yaml tagged `x-mcp`: no tool has code of its own. A
 // tool's arguments are one flat object (path, query and header parameters next to the body's fields);
@@ -46,17 +40,12 @@ export function deriveTools(catalogue: Catalogue): ToolDefinition[] {
     const taken = names.get(name);
     if (taken) throw new Error(`openapi.yaml: ${where} and ${taken} both become the MCP tool "${name}"`);
     names.set(name, spec.operationId);
-    tools.push(rewordTool(deriveTool(catalogue.document, spec, name, where), wording));
+    tools.push(rewordTool(deriveTool(spec, name, where), wording));
   }
   return tools;
 }
 
-function deriveTool(
-  document: Record<string, unknown>,
-  spec: OperationSpec,
-  name: string,
-  where: string,
-): ToolDefinition {
+function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefinition {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const placement = new Map<string, ArgumentPlace>();
@@ -74,19 +63,19 @@ function deriveTool(
   };
 
   for (const raw of (spec.raw.parameters as unknown[] | undefined) ?? []) {
-    const param = resolveRef(document, raw);
+    const param = raw as OpenApiDocument;
     if (param.in === 'cookie') continue;
-    const schema = inlineSchema(document, param.schema ?? {}, `${where} parameter ${param.name}`);
+    const schema = inlineSchema(param.schema ?? {}, `${where} parameter ${param.name}`);
     if (param.description) schema.description = param.description;
     const argument = param.in === 'header' ? snakeCase(param.name) : param.name;
     add(argument, { in: param.in, name: param.name }, schema, param.in === 'path' || param.required === true);
   }
 
-  const requestBody = spec.raw.requestBody ? resolveRef(document, spec.raw.requestBody) : undefined;
+  const requestBody = spec.raw.requestBody as OpenApiDocument | undefined;
   const bodySchema = requestBody?.content?.['application/json']?.schema;
   let wholeBody = false;
   if (bodySchema) {
-    const body = inlineSchema(document, bodySchema, `${where} request body`);
+    const body = inlineSchema(bodySchema, `${where} request body`);
     const bodyRequired = requestBody.required === true;
     if (isPlainObjectSchema(body) && body.additionalProperties === false && body.properties) {
       const fieldsRequired = new Set(bodyRequired ? ((body.required as string[] | undefined) ?? []) : []);
@@ -106,7 +95,7 @@ function deriveTool(
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
   };
-  const output = outputSchemaOf(document, spec, where);
+  const output = outputSchemaOf(spec, where);
   const method = spec.method;
   const tool: Tool = {
     name,
@@ -134,15 +123,15 @@ function deriveTool(
 }
 
 /** The success response's JSON schema, wrapped in `{ result }` when it is not an object; none for 204. */
-function outputSchemaOf(document: Record<string, unknown>, spec: OperationSpec, where: string) {
+function outputSchemaOf(spec: OperationSpec, where: string) {
   const responses = (spec.raw.responses ?? {}) as Record<string, unknown>;
   const status = Object.keys(responses)
     .filter((code) => /^2\d\d$/.test(code))
     .sort()[0];
   if (!status) throw new Error(`openapi.yaml: ${where} has no success response`);
-  const schema = resolveRef(document, responses[status])?.content?.['application/json']?.schema;
+  const schema = (responses[status] as OpenApiDocument | undefined)?.content?.['application/json']?.schema;
   if (!schema) return undefined;
-  const inlined = inlineSchema(document, schema, `${where} response ${status}`);
+  const inlined = inlineSchema(schema, `${where} response ${status}`);
   if (describesObjects(inlined)) {
     // MCP wants `type: object` at the root, also where the document says it through allOf members.
     return { schema: { ...inlined, type: 'object' as const }, wraps: false };

@@ -3,7 +3,7 @@ import { loadCatalogue } from '../../src/api/catalogue.ts';
 
 // openapi.yaml is read by people (SDK docs), agents (MCP tool descriptions) and machines (routing,
 // validation). These are the house rules every operation keeps, checked so a new one cannot forget them.
-const catalogue = loadCatalogue();
+const catalogue = await loadCatalogue();
 const operations = [...catalogue.operations.values()];
 
 describe('openapi.yaml house rules', () => {

@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { loadCatalogue, type OpenApiDocument, type OperationSpec } from '../../src/api/catalogue.ts';
-import { resolveRef } from '../../src/mcp/json-schema.ts';
+
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-const catalogue = loadCatalogue();
+const catalogue = await loadCatalogue();
 const writes = [...catalogue.operations.values()].filter((op) => op.method !== 'get');
 
 const service = useService();
@@ -82,7 +82,7 @@ type SdkCall = (options: Record<string, unknown>) => Promise<{
 
 function pathParameters(op: OperationSpec): string[] {
   const parameters = ((op.raw.parameters as unknown[]) ?? []).map(
-    (p) => resolveRef(catalogue.document as OpenApiDocument, p) as Parameter,
+    (p) => p as OpenApiDocument | undefined as Parameter,
   );
   return parameters.filter((p) => p.in === 'path').map((p) => p.name);
 }
@@ -93,7 +93,7 @@ function realPathFor(op: OperationSpec): Record<string, string> {
 }
 
 function exampleBody(op: OperationSpec): Record<string, unknown> | undefined {
-  const body = resolveRef(catalogue.document as OpenApiDocument, op.raw.requestBody);
+  const body = op.raw.requestBody as OpenApiDocument | undefined;
   return body?.content?.['application/json']?.example;
 }
 

@@ -72,8 +72,8 @@ describe('account token format', () => {
 });
 
 describe('scope vocabulary in openapi.yaml', () => {
-  it('lists exactly the known scopes in the Scope enum that createToken validates against', () => {
-    const schema = loadCatalogue().document.components.schemas.Scope;
+  it('lists exactly the known scopes in the Scope enum that createToken validates against', async () => {
+    const schema = (await loadCatalogue()).document.components.schemas.Scope;
     expect([...schema.enum].sort()).toEqual([...ALL_SCOPES].sort());
   });
 });

@@ -15,10 +15,11 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
+import type { OpenApiDocument } from '../../src/api/catalogue.ts';
 import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { inlineSchema, type JsonSchema, resolveRef } from '../../src/mcp/json-schema.ts';
+import { inlineSchema, type JsonSchema } from '../../src/mcp/json-schema.ts';
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
 import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
 import { jsonRpcTextOf } from '../mcp/helpers.ts';
@@ -46,8 +47,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const MAX_URL_VALUE = 2000;
 const MAX_BODY_BYTES = MAX_REQUEST_BODY_BYTES;
 
-const catalogue = loadCatalogue();
-const document = catalogue.document;
+const catalogue = await loadCatalogue();
 const tools = new Map(deriveTools(catalogue).map((tool) => [tool.spec.operationId, tool]));
 
 // Reads first, deletes last, and the two that take the organization away from the caller at the very end,
@@ -73,21 +73,21 @@ interface GeneratedRequest {
 }
 
 function parametersOf(op: OperationSpec): Parameter[] {
-  return ((op.raw.parameters as unknown[]) ?? []).map((raw) => {
-    const parameter = resolveRef(document, raw);
-    return { ...parameter, schema: inlineSchema(document, parameter.schema ?? {}, op.operationId) };
-  });
+  return ((op.raw.parameters as OpenApiDocument[]) ?? []).map((parameter) => ({
+    ...(parameter as Parameter),
+    schema: inlineSchema(parameter.schema ?? {}, op.operationId),
+  }));
 }
 
 function requestBodyOf(
   op: OperationSpec,
 ): { schema: JsonSchema; required: boolean; example: unknown } | undefined {
-  const body = op.raw.requestBody ? resolveRef(document, op.raw.requestBody) : undefined;
+  const body = op.raw.requestBody as OpenApiDocument | undefined;
   const content = body?.content?.['application/json'];
-  if (!content?.schema) return undefined;
+  if (!body || !content?.schema) return undefined;
   const examples = Object.values<{ value?: unknown }>(content.examples ?? {});
   return {
-    schema: inlineSchema(document, content.schema, op.operationId),
+    schema: inlineSchema(content.schema, op.operationId),
     required: body.required === true,
     example: content.example ?? examples[0]?.value,
   };
@@ -294,17 +294,19 @@ async function restoreSecondIdentity() {
 
 const ajv = new AjvJsonSchemaValidator();
 const problemValidator = ajv.getValidator(
-  inlineSchema(document, document.components.schemas.Problem, 'Problem'),
+  inlineSchema(catalogue.resolved.components.schemas.Problem, 'Problem'),
 );
 const responseValidators = new Map<string, ReturnType<AjvJsonSchemaValidator['getValidator']>>();
 
 function responseValidator(op: OperationSpec, status: number) {
   const key = `${op.operationId} ${status}`;
   if (!responseValidators.has(key)) {
-    const response = resolveRef(document, (op.raw.responses as Record<string, unknown>)[String(status)]);
+    const response = (op.raw.responses as Record<string, unknown>)[String(status)] as
+      | OpenApiDocument
+      | undefined;
     const schema = response?.content?.['application/json']?.schema;
     if (!schema) throw new Error(`${key} documents no JSON body`);
-    responseValidators.set(key, ajv.getValidator(inlineSchema(document, schema, key)));
+    responseValidators.set(key, ajv.getValidator(inlineSchema(schema, key)));
   }
   return responseValidators.get(key)!;
 }

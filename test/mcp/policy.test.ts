@@ -7,8 +7,8 @@ import { translationWorkReason } from './translation-work.ts';
 // summary, and not at start-up, where it would stop a running service.
 
 describe('translation work is never an MCP tool', () => {
-  it('no operation tagged x-mcp in openapi.yaml starts translations or revisions or reports file status', () => {
-    const offenders = [...loadCatalogue().operations.values()]
+  it('no operation tagged x-mcp in openapi.yaml starts translations or revisions or reports file status', async () => {
+    const offenders = [...(await loadCatalogue()).operations.values()]
       .filter((op) => op.mcp)
       .map((op) => [op.operationId, translationWorkReason(op)])
       .filter(([, reason]) => reason !== undefined);

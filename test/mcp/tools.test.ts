@@ -13,7 +13,10 @@ import { deriveTools, snakeCase, type ToolDefinition } from '../../src/mcp/tools
 
 const problemResponse = { description: 'x', content: { 'application/problem+json': { schema: {} } } };
 
-function catalogueOf(paths: Record<string, unknown>, schemas: Record<string, unknown> = {}): Catalogue {
+async function catalogueOf(
+  paths: Record<string, unknown>,
+  schemas: Record<string, unknown> = {},
+): Promise<Catalogue> {
   const document = {
     openapi: '3.1.0',
     info: { title: 't', version: '1' },
@@ -44,7 +47,7 @@ function catalogueOf(paths: Record<string, unknown>, schemas: Record<string, unk
   const file = join(tmpdir(), `mcp-tools-${process.pid}-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, JSON.stringify(document));
   try {
-    return loadCatalogue(file);
+    return await loadCatalogue(file);
   } finally {
     rmSync(file);
   }
@@ -72,10 +75,10 @@ const only = (catalogue: Catalogue): ToolDefinition => {
   return tools[0]!;
 };
 
-describe('tool derivation', () => {
-  it('builds one flat input schema from path, query, header parameters and body fields, refs inlined', () => {
+describe('tool derivation', async () => {
+  it('builds one flat input schema from path, query, header parameters and body fields, refs inlined', async () => {
     const definition = only(
-      catalogueOf({
+      await catalogueOf({
         '/api/v1/accounts/{account}/things/{thing}': {
           put: op({
             operationId: 'replaceThing',
@@ -149,8 +152,8 @@ describe('tool derivation', () => {
     });
   });
 
-  it('fails at start when a body field and a parameter would be the same argument', () => {
-    const catalogue = catalogueOf({
+  it('fails at start when a body field and a parameter would be the same argument', async () => {
+    const catalogue = await catalogueOf({
       '/api/v1/accounts/{account}/things': {
         post: op({
           operationId: 'createThing',
@@ -173,9 +176,9 @@ describe('tool derivation', () => {
     expect(() => deriveTools(catalogue)).toThrow(/"account".*rename one of them/);
   });
 
-  it('wraps a non-object response in { result }, keeps allOf objects, and gives a 204 no output schema', () => {
+  it('wraps a non-object response in { result }, keeps allOf objects, and gives a 204 no output schema', async () => {
     const tools = deriveTools(
-      catalogueOf({
+      await catalogueOf({
         '/api/v1/names': {
           get: op({
             operationId: 'listNames',
@@ -255,8 +258,8 @@ describe('tool derivation', () => {
     expect(JSON.parse((failure.content[0] as { text: string }).text).status).toBe(404);
   });
 
-  it('refuses recursive schemas, names that are not snake_case, and duplicate tool names', () => {
-    const recursive = catalogueOf(
+  it('refuses recursive schemas, names that are not snake_case, and duplicate tool names', async () => {
+    const recursive = await catalogueOf(
       { '/api/v1/tree': { get: op({ operationId: 'getTree', responses: thingResponse('200') }) } },
       {
         Thing: {
@@ -265,16 +268,18 @@ describe('tool derivation', () => {
         },
       },
     );
-    expect(() => deriveTools(recursive)).toThrow(/recursive schema #\/components\/schemas\/Thing/);
+    expect(() => deriveTools(recursive)).toThrow(
+      /getTree.* uses a recursive schema, which MCP cannot inline/,
+    );
 
-    const badName = catalogueOf({
+    const badName = await catalogueOf({
       '/api/v1/a': {
         get: op({ operationId: 'getA', 'x-mcp': { name: 'GetA' }, responses: thingResponse('200') }),
       },
     });
     expect(() => deriveTools(badName)).toThrow(/not snake_case/);
 
-    const duplicate = catalogueOf({
+    const duplicate = await catalogueOf({
       '/api/v1/a': {
         get: op({ operationId: 'getA', 'x-mcp': { name: 'get_it' }, responses: thingResponse('200') }),
       },
@@ -285,9 +290,11 @@ describe('tool derivation', () => {
     expect(() => deriveTools(duplicate)).toThrow(/both become the MCP tool "get_it"/);
   });
 
-  it('reports an argument the tool does not have as a validation problem', () => {
+  it('reports an argument the tool does not have as a validation problem', async () => {
     const definition = only(
-      catalogueOf({ '/api/v1/a': { get: op({ operationId: 'getA', responses: thingResponse('200') }) } }),
+      await catalogueOf({
+        '/api/v1/a': { get: op({ operationId: 'getA', responses: thingResponse('200') }) },
+      }),
     );
     const split = toOperationArguments(definition, { surprise: 1 });
     expect(split).toMatchObject({ status: 400, errors: [{ pointer: '/arguments/surprise' }] });
@@ -301,8 +308,10 @@ describe('tool derivation', () => {
   });
 });
 
+const catalogue = await loadCatalogue();
+
 describe('the tools of openapi.yaml', () => {
-  const tools = deriveTools(loadCatalogue());
+  const tools = deriveTools(catalogue);
   // Strict mode refuses what a lenient validator lets through: unknown keywords (a stray key such as a
   // description cut at a comma), `required` naming no property, ambiguous types. Some MCP clients validate
   // this strictly, so every schema a tool shows must compile here.

@@ -2,16 +2,18 @@
 // answers 503 with Retry-After in its own format (never 500), the service recovers by itself when the
 // database is back, and no write it acknowledged is lost. The PostgreSQL here is the test's own (a second
 // embedded instance), so the test can stop and start it.
+
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OpenApiDocument } from '../../src/api/catalogue.ts';
 import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
-import { inlineSchema, resolveRef } from '../../src/mcp/json-schema.ts';
+import { inlineSchema } from '../../src/mcp/json-schema.ts';
 import { postMcp } from '../mcp/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
@@ -23,13 +25,13 @@ let postgres: EmbeddedDatabase;
 let service: TestService;
 let ada: TestUser;
 
-const catalogue = loadCatalogue();
+const catalogue = await loadCatalogue();
 const problemValidator = new AjvJsonSchemaValidator().getValidator(
-  inlineSchema(catalogue.document, catalogue.document.components.schemas.Problem, 'Problem'),
+  inlineSchema(catalogue.resolved.components.schemas.Problem, 'Problem'),
 );
 /** The request body openapi.yaml gives as its example, if the operation takes one. */
 function requestExample(op: OperationSpec): unknown {
-  const content = resolveRef(catalogue.document, op.raw.requestBody)?.content?.['application/json'];
+  const content = (op.raw.requestBody as OpenApiDocument | undefined)?.content?.['application/json'];
   return content?.example ?? Object.values<{ value?: unknown }>(content?.examples ?? {})[0]?.value;
 }
 
@@ -138,7 +140,7 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
       expect(res.status, where).toBe(503);
       expect(Number(res.headers.get('retry-after')), where).toBeGreaterThan(0);
       expect(problemValidator(await res.json()).errorMessage, where).toBeUndefined();
-      const listed = resolveRef(catalogue.document, (op.raw.responses as Record<string, unknown>)['503']);
+      const listed = (op.raw.responses as Record<string, unknown>)['503'] as OpenApiDocument | undefined;
       expect(listed?.headers, `${where} lists 503 with Retry-After`).toHaveProperty('Retry-After');
     }
 
