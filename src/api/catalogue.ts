@@ -49,10 +49,9 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
   const document = parse(readFileSync(file, 'utf8')) as OpenApiDocument;
-  // Parsed twice rather than cloned: the reference parser rewrites what it is given.
-  const resolved = (await dereference(parse(readFileSync(file, 'utf8')), {
-    resolve: { external: false },
-  })) as OpenApiDocument;
+  // The reference parser reads the file itself, so a reference into another file next to it resolves too;
+  // nothing is fetched over the network.
+  const resolved = (await dereference(file, { resolve: { http: false } })) as OpenApiDocument;
   const operations = new Map<string, OperationSpec>();
   for (const [path, item] of Object.entries<OpenApiDocument>(resolved.paths ?? {})) {
     for (const method of METHODS) {
