@@ -27,6 +27,27 @@ export async function findAccountPage<T extends { id: string }>(op: AccountScope
   };
 }
 
+/**
+ * The same page as plain rows (properties named as on the entity, relations as their ids), for lists whose
+ * serializer reads only the row's own columns: no entity is built, which was most of a list's CPU time.
+ */
+export async function findAccountRows<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
+  const request = pageRequest(op.query);
+  const fetched = (await op.em
+    .createQueryBuilder(entity)
+    .select('*')
+    .where({
+      account: op.target!.account.id,
+      ...(request.afterId ? { id: { $gt: request.afterId } } : {}),
+    } as never)
+    .orderBy({ id: 'asc' } as never)
+    .limit(request.limit + 1)
+    .execute('all', true)) as unknown as T[];
+  // Typed as the entity for the serializer's sake; a relation is only its id here, so a serializer given
+  // these rows takes the row's own columns (a Pick of the entity) and nothing else.
+  return { body: <U>(serialize: (row: T) => U) => page(fetched, request, serialize) };
+}
+
 /** The target account's `entity` row with this handle, or a 404 naming what was looked for. */
 export async function findByHandle<T extends object>(
   op: Pick<OperationContext, 'em' | 'target'>,

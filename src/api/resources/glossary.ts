@@ -1,6 +1,5 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
-  GlossaryEntry,
   GlossarySettings,
   GlossaryVersion,
   type IGlossaryEntry,
@@ -9,6 +8,7 @@ import {
 } from '../../db/entities/index.ts';
 import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
+import { uuidv7 } from '../../lib/ids.ts';
 import {
   assertIfMatch,
   flushUnlessRaced,
@@ -154,20 +154,46 @@ async function writeVersion(op: OperationContext<GlossaryWrite>, version: number
     changeNote: op.body.changeNote ?? '',
     author: op.caller.userId,
   });
-  entries.forEach((entry, position) => {
-    op.em.create(GlossaryEntry, { ...entry, glossaryVersion: row, position });
-  });
   await flushNewVersion(op, GLOSSARY);
+  await insertEntries(op, row.id, entries);
   return row;
+}
+
+// Entries are read and written as plain rows, in one statement each way: a glossary has up to 5,000 of
+// them, and making (or hydrating) an entity per entry cost ten times the SQL itself.
+const ENTRY_COLUMNS = `e.term, e.definition, e.case_sensitive as "caseSensitive",
+  e.do_not_translate as "doNotTranslate", e.forbidden, e.translations`;
+
+/** A version's entries, in their order. */
+function entriesOf(op: OperationContext, versionId: string): Promise<EntryFields[]> {
+  return op.em.execute<EntryFields[]>(
+    `select ${ENTRY_COLUMNS} from glossary_entries e where e.glossary_version_id = ? order by e.position`,
+    [versionId],
+  );
+}
+
+/** Writes a new version's entries in one statement, in the operation's transaction. */
+async function insertEntries(op: OperationContext, versionId: string, entries: EntryFields[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((entry, position) => ({ id: uuidv7(), position, ...entry }));
+  await op.em.execute(
+    `insert into glossary_entries
+       (id, glossary_version_id, position, term, definition, case_sensitive, do_not_translate, forbidden, translations)
+     select r.id, ?, r.position, r.term, r.definition, r."caseSensitive", r."doNotTranslate", r.forbidden,
+            r.translations
+       from jsonb_to_recordset(?::jsonb) as r(id uuid, position integer, term text, definition text,
+            "caseSensitive" boolean, "doNotTranslate" boolean, forbidden boolean, translations jsonb)`,
+    [versionId, JSON.stringify(rows)],
+    'run',
+  );
 }
 
 /** The current version's entries in order (none before the first save), and its number. */
 async function currentEntries(op: OperationContext): Promise<{ version: number; entries: EntryFields[] }> {
   const version = await nextVersion(op, GLOSSARY);
   if (version === 1) return { version, entries: [] };
-  const rows = await op.em.getConnection().execute<(EntryFields & { position: number })[]>(
-    `select e.term, e.definition, e.case_sensitive as "caseSensitive", e.do_not_translate as "doNotTranslate",
-            e.forbidden, e.translations
+  const rows = await op.em.execute<(EntryFields & { position: number })[]>(
+    `select ${ENTRY_COLUMNS}
        from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
       where v.account_id = ? and v.version = ? order by e.position`,
     [op.target!.account.id, version - 1],
@@ -222,10 +248,10 @@ export const glossaryHandlers = {
     // A client polling for changes to a 5,000-entry glossary costs one small query while it has not changed.
     const unchanged = await unchangedSince(op, GLOSSARY);
     if (unchanged) return unchanged;
-    const row = await findVersion(op, GLOSSARY, ['entries']);
+    const row = await findVersion(op, GLOSSARY);
     return {
       status: 200,
-      body: serializeGlossary(row, row.entries.getItems(), await authorHandle(op.em, row)),
+      body: serializeGlossary(row, await entriesOf(op, row.id), await authorHandle(op.em, row)),
       headers: { ETag: versionEtag(row.version) },
     };
   },

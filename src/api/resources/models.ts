@@ -2,7 +2,7 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { findAccountPage, findByHandle } from '../account-resources.ts';
+import { findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -28,7 +28,7 @@ function findModel(op: OperationContext): Promise<IAccountModel> {
 
 export const modelHandlers = {
   async listModels(op) {
-    const found = await findAccountPage(op, AccountModel);
+    const found = await findAccountRows(op, AccountModel);
     return { status: 200, body: found.body((m) => serializeModel(m, op.target!.account.handle)) };
   },
 

@@ -1,11 +1,17 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
-import { findAccountPage, findByHandle } from '../account-resources.ts';
+import { findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
-function serializeProject(project: IProject, accountHandle: string): Schemas.Project {
+/** What a project's representation is made of: its own columns (a plain row or the entity). */
+type ProjectFields = Pick<
+  IProject,
+  'id' | 'handle' | 'name' | 'description' | 'sourceLocale' | 'targetLocales' | 'createdAt' | 'updatedAt'
+>;
+
+function serializeProject(project: ProjectFields, accountHandle: string): Schemas.Project {
   return {
     id: project.id,
     account: accountHandle,
@@ -31,7 +37,7 @@ function checkLocales(source: string, targets: string[]) {
 
 export const projectHandlers = {
   async listProjects(op) {
-    const found = await findAccountPage(op, Project);
+    const found = await findAccountRows(op, Project);
     return { status: 200, body: found.body((p) => serializeProject(p, op.target!.account.handle)) };
   },
 
