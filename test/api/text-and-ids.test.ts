@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { findTextIssues } from '../../src/lib/text-input.ts';
-import { jsonRpcOf, mcpClient } from '../mcp/helpers.ts';
+import { jsonRpcOf, mcpClient, postMcp } from '../mcp/helpers.ts';
 import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
@@ -172,16 +172,11 @@ describe('MCP params and arguments', () => {
       { name: null, arguments: {} },
       { name: 'list_accounts', arguments: [1] },
     ]) {
-      const response = await fetch(`${service.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${ada.token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
-      });
+      const response = await postMcp(
+        service,
+        JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
+        { authorization: `Bearer ${ada.token}` },
+      );
       expect(response.status).toBe(200);
       expect(await jsonRpcOf(response)).toMatchObject({ id: 7, error: { code: -32602 } });
     }
@@ -189,16 +184,11 @@ describe('MCP params and arguments', () => {
 
   it('refuses an object or array where a path parameter goes, however deep, as invalid params', async () => {
     const depth = 50_000; // this array used to overflow the stack: JSON-RPC -32603, then HTTP 500
-    const response = await fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ada.token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
-    });
+    const response = await postMcp(
+      service,
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
+      { authorization: `Bearer ${ada.token}` },
+    );
     expect(response.status).toBe(200);
     const message = (await response.json()) as {
       id: number;
@@ -211,16 +201,11 @@ describe('MCP params and arguments', () => {
       { pointer: '/arguments/account', message: 'is nested deeper than 64 levels' },
     ]);
     // Shallow enough, an array is still refused as what a path parameter cannot be.
-    const shallow = await fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ada.token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(64)}${']'.repeat(64)}}}}`,
-    });
+    const shallow = await postMcp(
+      service,
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_projects","arguments":{"account":${'['.repeat(64)}${']'.repeat(64)}}}}`,
+      { authorization: `Bearer ${ada.token}` },
+    );
     const text = await shallow.text();
     const data =
       text

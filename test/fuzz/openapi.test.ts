@@ -22,7 +22,7 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { inlineSchema, type JsonSchema } from '../../src/mcp/json-schema.ts';
 import { deriveTools, type ToolDefinition } from '../../src/mcp/tools.ts';
 import { type OidcUpstream, startOidcUpstream } from '../identity/upstream.ts';
-import { jsonRpcTextOf } from '../mcp/helpers.ts';
+import { jsonRpcTextOf, postMcp } from '../mcp/helpers.ts';
 import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -433,21 +433,16 @@ async function sendMcp(tool: ToolDefinition, request: GeneratedRequest) {
   const args = toolArguments(tool, request);
   if (args.if_match === CURRENT_ETAG)
     args.if_match = await currentEtag(tool.spec, urlPath(tool.spec, request));
-  const response = await fetch(`${service.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${ada.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: toJsonText({
+  const response = await postMcp(
+    service,
+    toJsonText({
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
       params: { name: tool.tool.name, arguments: args },
     }),
-  });
+    { authorization: `Bearer ${ada.token}` },
+  );
   return {
     status: response.status,
     text: jsonRpcTextOf(await response.text(), response.headers.get('content-type')),
@@ -577,16 +572,11 @@ describe('MCP envelopes', () => {
     const id = fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), oddValue);
     await fc.assert(
       fc.asyncProperty(params, id, async (call, callId) => {
-        const response = await fetch(`${service.url}/mcp`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${ada.token}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-06-18',
-          },
-          body: toJsonText({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: call }),
-        });
+        const response = await postMcp(
+          service,
+          toJsonText({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: call }),
+          { authorization: `Bearer ${ada.token}` },
+        );
         const text = jsonRpcTextOf(await response.text(), response.headers.get('content-type'));
         const where = `${toJsonText(call).slice(0, 300)} -> ${response.status} ${text.slice(0, 300)}`;
         expect(response.status, where).toBeLessThan(500);

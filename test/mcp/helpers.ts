@@ -73,7 +73,10 @@ export async function issueToken(service: TestService, handle: string, scopes: S
   }
 }
 
-/** A raw JSON-RPC POST to /mcp, for what the SDK client hides (status codes, headers). */
+/**
+ * A raw JSON-RPC POST to /mcp, for what the SDK client hides (status codes, headers); a string body is sent
+ * as it is (malformed or deeply nested JSON), anything else as JSON.
+ */
 export function postMcp(
   service: { url: string },
   body: unknown,
@@ -87,7 +90,7 @@ export function postMcp(
       'Mcp-Protocol-Version': '2025-06-18',
       ...headers,
     },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/lib/json-depth.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcTextOf } from './helpers.ts';
+import { jsonRpcTextOf, postMcp } from './helpers.ts';
 
 const service = useService();
 const { ada } = useUsers(service, 'ada');
@@ -14,16 +14,7 @@ const arrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const objects = (depth: number) => `${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}`;
 
 async function post(body: string) {
-  const response = await fetch(`${service.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${ada.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body,
-  });
+  const response = await postMcp(service, body, { authorization: `Bearer ${ada.token}` });
   const text = jsonRpcTextOf(await response.text(), response.headers.get('content-type'));
   return {
     status: response.status,

@@ -1,11 +1,8 @@
 // The failed-authentication limiter counts failures only: many valid requests in flight at once from one
 // address (every user behind a proxy without TRUST_PROXY) all pass, and 401s still lock the address out.
 
-import { once } from 'node:events';
-import { request } from 'node:http';
-import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { jsonRpcTextOf } from '../mcp/helpers.ts';
+import { startRequest } from '../support/held-request.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 const service = useService();
@@ -21,43 +18,13 @@ type Answer = { status: number; body: any };
  * the body parser) has seen it, and it stays in flight until `finish()`. So a hundred of them are a
  * hundred valid requests in flight at once from one address, whatever the speed of the machine.
  */
-async function heldPost(path: string, body: unknown, token = ada.token) {
-  const payload = Buffer.from(JSON.stringify(body));
-  const req = request(`${service.url}${path}`, {
-    method: 'POST',
-    agent: false,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      'content-length': String(payload.length),
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-  });
-  const answered = new Promise<Answer>((resolve, reject) => {
-    req.once('error', reject);
-    req.once('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-      });
-      res.once('end', () => {
-        // /mcp answers 2025-era requests as one SSE message; the REST API as JSON.
-        const json = jsonRpcTextOf(text, String(res.headers['content-type'] ?? ''));
-        resolve({ status: res.statusCode ?? 0, body: json ? JSON.parse(json) : undefined });
-      });
-    });
-  });
-  const [socket] = (await once(req, 'socket')) as [Socket];
-  if (socket.connecting) await once(socket, 'connect');
-  req.write(payload.subarray(0, -1));
-  return {
-    finish() {
-      req.end(payload.subarray(-1));
-      return answered;
-    },
+function heldPost(path: string, body: unknown, token = ada.token): Promise<{ finish(): Promise<Answer> }> {
+  const headers = {
+    authorization: `Bearer ${token}`,
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
   };
+  return startRequest(Number(new URL(service.url).port), 'POST', path, headers, body, true);
 }
 
 /** Holds `count` requests in flight together, then lets them all finish. */

@@ -1,20 +1,19 @@
 // SIGTERM under load, on the real process (`node src/main.ts`): the service stops accepting, every request
 // in flight (a 5,000-entry glossary save among them) is answered with its normal status, the pools close,
 // an embedded PostgreSQL stops last, and the process exits 0 with no PostgreSQL left behind.
+
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { GlossaryVersion, Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
-import { jsonRpcTextOf } from '../mcp/helpers.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createTestUser } from '../support/fixtures.ts';
+import { startRequest } from '../support/held-request.ts';
 import { freePort } from '../support/ports.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
 
@@ -89,56 +88,6 @@ function canConnect(port: number): Promise<boolean> {
     });
     socket.once('error', () => done(false));
   });
-}
-
-/**
- * A request on its own connection, written once the connection is up, so that the order of connections
- * is known. With `hold`, all but the last byte of the body is sent: the request is then in flight for sure
- * when the signal arrives, and `finish()` sends the rest. Resolves with the status and the JSON body.
- */
-async function startRequest(
-  port: number,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: unknown,
-  hold = false,
-) {
-  const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
-  const req = request({
-    host: '127.0.0.1',
-    port,
-    method,
-    path,
-    agent: false,
-    headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) },
-  });
-  const answered = new Promise<{ status: number; body: unknown }>((done, fail) => {
-    req.once('error', fail);
-    req.once('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-      });
-      res.once('end', () => {
-        // /mcp answers 2025-era requests as one SSE message; the REST API as JSON.
-        const json = jsonRpcTextOf(text, String(res.headers['content-type'] ?? ''));
-        done({ status: res.statusCode ?? 0, body: json ? JSON.parse(json) : undefined });
-      });
-    });
-  });
-  const [socket] = (await once(req, 'socket')) as [Socket];
-  if (socket.connecting) await once(socket, 'connect');
-  if (hold) req.write(payload.subarray(0, -1));
-  else req.end(payload);
-  return {
-    answered,
-    finish() {
-      if (hold) req.end(payload.subarray(-1));
-      return answered;
-    },
-  };
 }
 
 const glossaryEntries = (count: number) =>
