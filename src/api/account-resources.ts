@@ -1,6 +1,6 @@
 // Reads shared by the resources an account owns (projects, models, tokens): a page of them, and one of
 // them by handle, always scoped to the account the pipeline authorized.
-import type { EntityName } from '@mikro-orm/core';
+import { type EntityName, ReferenceKind } from '@mikro-orm/core';
 import { page, pageRequest } from './pagination.ts';
 import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
@@ -29,23 +29,47 @@ export async function findAccountPage<T extends { id: string }>(op: AccountScope
 
 /**
  * The same page as plain rows (properties named as on the entity, relations as their ids), for lists whose
- * serializer reads only the row's own columns: no entity is built, which was most of a list's CPU time.
+ * serializer reads only the row's own columns: no entity is built, and no query is built either (the SQL is
+ * made once per entity from its metadata), which was most of a list's CPU time.
  */
 export async function findAccountRows<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
   const request = pageRequest(op.query);
-  const fetched = (await op.em
-    .createQueryBuilder(entity)
-    .select('*')
-    .where({
-      account: op.target!.account.id,
-      ...(request.afterId ? { id: { $gt: request.afterId } } : {}),
-    } as never)
-    .orderBy({ id: 'asc' } as never)
-    .limit(request.limit + 1)
-    .execute('all', true)) as unknown as T[];
+  const after = request.afterId ? 'and id > ?' : '';
+  const { select, dates } = ownColumnsOf(op.em, entity);
+  const fetched = await op.em.execute<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
+    op.target!.account.id,
+    ...(request.afterId ? [request.afterId] : []),
+    request.limit + 1,
+  ]);
+  // MikroORM has the driver hand timestamps over as text (it parses them itself for entities).
+  for (const row of fetched as Record<string, unknown>[]) {
+    for (const name of dates) if (typeof row[name] === 'string') row[name] = new Date(row[name]);
+  }
   // Typed as the entity for the serializer's sake; a relation is only its id here, so a serializer given
   // these rows takes the row's own columns (a Pick of the entity) and nothing else.
   return { body: <U>(serialize: (row: T) => U) => page(fetched, request, serialize) };
+}
+
+const selects = new Map<unknown, { select: string; dates: string[] }>();
+
+/**
+ * `select <every own column as its property name> from <table>` for an entity, made once, with the names of
+ * its timestamp properties.
+ */
+function ownColumnsOf<T extends object>(em: AccountScoped['em'], entity: EntityName<T>) {
+  let found = selects.get(entity);
+  if (!found) {
+    const meta = em.getMetadata().get(entity);
+    const own = meta.props.filter(
+      (prop) => prop.kind === ReferenceKind.SCALAR && prop.persist !== false && prop.fieldNames?.length === 1,
+    );
+    found = {
+      select: `select ${own.map((prop) => `"${prop.fieldNames[0]}" as "${prop.name}"`).join(', ')} from "${meta.tableName}"`,
+      dates: own.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
+    };
+    selects.set(entity, found);
+  }
+  return found;
 }
 
 /** The target account's `entity` row with this handle, or a 404 naming what was looked for. */
