@@ -156,6 +156,8 @@ export interface PipelineDeps {
   acceptsAtDoor(caller: Caller, door: Door): boolean;
 }
 
+const ACCOUNT_BY_HANDLE = 'select * from accounts where handle = ?';
+
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { service, catalogue, policy, handlers } = deps;
   for (const id of catalogue.operations.keys()) {
@@ -203,7 +205,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let target: OperationContext['target'];
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
-      const account = await em.findOne(Account, { handle });
+      // Every operation on an account reads it: one plain statement, mapped to a managed entity (em.map), with
+      // no query built per request. Handlers get an entity they may write through, as from findOne.
+      const [row] = await em.execute(ACCOUNT_BY_HANDLE, [handle]);
+      const account = row ? em.map(Account, row) : null;
       if (!account) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
       const roles = await resolveRoles(em, caller, account);
       if (!policy.allows(roles, object, action)) {
