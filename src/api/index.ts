@@ -61,7 +61,7 @@ class OpenApi31Backend extends OpenAPIBackend {
  */
 function precompiledMatcher(router: OpenAPIRouter, operations: Operation[]): OpenAPIRouter['matchOperation'] {
   const original = router.matchOperation.bind(router);
-  const escape = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const escapeLiteral = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const routes = operations
     .map((operation) => ({
       operation,
