@@ -68,7 +68,7 @@ function precompiledMatcher(router: OpenAPIRouter, operations: Operation[]): Ope
       pattern: new RegExp(
         `^${operation.path
           .split(/\{[^}]+\}/)
-          .map(escape)
+          .map(escapeLiteral)
           .join('[^/]+')}$`,
       ),
       specificity: operation.path.replace(/\{.*?\}/g, '').length,
