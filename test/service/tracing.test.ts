@@ -147,8 +147,11 @@ describe('OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
           r.scopeSpans.flatMap((s) => s.spans.map((span) => ({ ...span, scope: s.scope.name }))),
         ),
       );
-    // The batch processor exports every 100 ms here; wait (bounded) for the request's spans.
-    for (let i = 0; i < 100 && !spansOf().some((s) => s.traceId === traceId && s.scope.includes('pg')); i++) {
+    // The batch processor exports every 100 ms here, and the HTTP server span ends (and is exported) after
+    // the response, so possibly in a later batch than the pg spans: wait (bounded) for every kind of span.
+    const exported = (scope: string) =>
+      spansOf().some((s) => s.traceId === traceId && s.scope.includes(scope));
+    for (let i = 0; i < 100 && !['http', 'express', 'pg'].every(exported); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const ours = spansOf().filter((s) => s.traceId === traceId);
