@@ -8,6 +8,7 @@ import {
   type Request,
 } from 'openapi-backend';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
+import { createAuthenticator } from '../authz/authenticator.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
 import { loadPolicy } from '../authz/policy.ts';
 import type { ServiceContext } from '../context.ts';
@@ -113,9 +114,13 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
     api,
     policy,
     handlers,
-    verifiers: [accountTokens, ...(options.extraVerifiers ?? [])],
+    authenticator: createAuthenticator({
+      verifiers: [accountTokens, ...(options.extraVerifiers ?? [])],
+      acceptsAtDoor: options.acceptsAtDoor ?? (() => true),
+      em: () => service.orm.em.fork(),
+      cacheMs: service.config.authCacheSeconds * 1000,
+    }),
     challenge: options.challenge,
-    acceptsAtDoor: options.acceptsAtDoor ?? (() => true),
   });
   return {
     pipeline,

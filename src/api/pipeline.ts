@@ -6,7 +6,8 @@ import {
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Operations } from '../../generated/operations.gen.ts';
-import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
+import { type Authenticator, CREDENTIAL_EPOCH_SUBQUERY, type FoundCaller } from '../authz/authenticator.ts';
+import type { Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { resolveRoles } from '../authz/roles.ts';
 import type { ServiceContext } from '../context.ts';
@@ -149,14 +150,23 @@ export interface PipelineDeps {
   api: OpenAPIBackend;
   policy: Policy;
   handlers: Handlers;
-  verifiers: BearerVerifier[];
+  authenticator: Authenticator;
   /** `WWW-Authenticate` value for a 401 or 403 at this door, naming the scope needed. */
   challenge(door: Door, scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
-  /** Whether a caller's credential may be used at this door (OAuth audience binding). */
-  acceptsAtDoor(caller: Caller, door: Door): boolean;
 }
 
-const ACCOUNT_BY_HANDLE = 'select * from accounts where handle = ?';
+// Every operation on an account reads it, and with it, in the same statement, the caller's membership role
+// there (organizations only) and the credential epoch that confirms a cached caller (authenticator.ts).
+const TARGET_ACCOUNT = `select a.*,
+    (select m.role from memberships m join organizations o on o.id = m.organization_id
+      where o.account_id = a.id and m.user_id = ?) as caller_membership_role,
+    ${CREDENTIAL_EPOCH_SUBQUERY} as credential_epoch
+  from accounts a where a.handle = ?`;
+
+interface TargetAccountRow extends Record<string, unknown> {
+  caller_membership_role: 'admin' | 'member' | null;
+  credential_epoch: string;
+}
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { service, catalogue, policy, handlers } = deps;
@@ -168,49 +178,67 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!catalogue.operations.has(id)) throw new Error(`handler ${id} has no operation in openapi.yaml`);
   }
 
-  async function authenticate(bearer: string | undefined, door: Door): Promise<Caller | null> {
-    if (!bearer) return null;
-    for (const verify of deps.verifiers) {
-      const caller = await verify(bearer);
-      if (caller) return deps.acceptsAtDoor(caller, door) ? caller : null;
-    }
-    return null;
-  }
+  const { authenticator } = deps;
 
   async function run(request: OperationRequest): Promise<OperationResponse> {
     const spec = catalogue.operations.get(request.operationId);
     if (!spec) throw problems.notFound(`Unknown operation ${request.operationId}`);
     const em = service.orm.em.fork();
 
-    const caller = request.caller ?? (await authenticate(request.bearer, request.door));
-    if (!caller) {
+    const refuse = (error?: 'invalid_token'): never => {
       const detail = !request.bearer
         ? 'Send a bearer token in the Authorization header.'
         : 'The bearer token is invalid, expired, revoked or not meant for this resource.';
-      throw problems.unauthorized(
-        detail,
-        deps.challenge(request.door, spec.scope, request.bearer ? 'invalid_token' : undefined),
-      );
-    }
-    if (!caller.scopes.has(spec.scope)) {
+      throw problems.unauthorized(detail, deps.challenge(request.door, spec.scope, error));
+    };
+    // A door that authenticated already (MCP, the web pages' session) hands over a confirmed caller. Otherwise
+    // the caller may come from the cache, and is confirmed before anything is decided on it: here at once
+    // when the operation names no account, or else by the epoch that the account's statement brings along.
+    let found: FoundCaller | null = request.caller
+      ? { caller: request.caller }
+      : await authenticator.find(request.bearer, request.door);
+    if (!found) return refuse(request.bearer ? 'invalid_token' : undefined);
+    const confirm = async (currentEpoch?: string): Promise<Caller> => {
+      if (found?.cachedAtEpoch === undefined) return found!.caller;
+      const caller = await authenticator.confirm(request.bearer!, request.door, found, currentEpoch);
+      found = caller ? { caller } : null;
+      return caller ?? refuse('invalid_token');
+    };
+    const checkScope = (caller: Caller) => {
+      if (caller.scopes.has(spec.scope)) return;
       throw problems.insufficientScope(
         `This operation needs the ${spec.scope} scope, which the token does not hold.`,
         deps.challenge(request.door, spec.scope, 'insufficient_scope'),
       );
-    }
+    };
+    let caller = !spec.accountParam || !found.caller.scopes.has(spec.scope) ? await confirm() : found.caller;
+    checkScope(caller);
 
-    const { params, query } = validate(spec, request);
+    let parts: ReturnType<typeof validate>;
+    try {
+      parts = validate(spec, request);
+    } catch (error) {
+      await confirm(); // a revoked token hears 401, not what is wrong with its request
+      throw error;
+    }
+    const { params, query } = parts;
 
     const [object, action] = spec.scope.split(':') as [string, string];
     let target: OperationContext['target'];
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
-      // Every operation on an account reads it: one plain statement, mapped to a managed entity (em.map), with
-      // no query built per request. Handlers get an entity they may write through, as from findOne.
-      const [row] = await em.execute(ACCOUNT_BY_HANDLE, [handle]);
-      const account = row ? em.map(Account, row) : null;
-      if (!account) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
-      const roles = await resolveRoles(em, caller, account);
+      // One plain statement, mapped to a managed entity (em.map), with no query built per request. Handlers
+      // get an entity they may write through, as from findOne.
+      const [row] = await em.execute<TargetAccountRow[]>(TARGET_ACCOUNT, [caller.userId, handle]);
+      // Reading the account asked the database for the credential epoch: a cached caller is confirmed (or
+      // verified again) before the answer depends on it. The same token always means the same user, so
+      // the membership role read above stays right.
+      caller = await confirm(row?.credential_epoch);
+      checkScope(caller);
+      if (!row) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
+      const { caller_membership_role: membershipRole, credential_epoch: _epoch, ...accountRow } = row;
+      const account = em.map(Account, accountRow);
+      const roles = await resolveRoles(em, caller, account, membershipRole);
       if (!policy.allows(roles, object, action)) {
         // Existence does not leak: only a caller who can see the account learns that it exists.
         if (roles.size === 0 || action === 'read')
@@ -308,7 +336,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   return {
     catalogue,
-    authenticate,
+    authenticate: authenticator.authenticate,
     policy,
     allows(role, scope) {
       const [object, action] = scope.split(':') as [string, string];

@@ -92,6 +92,7 @@ export async function verifyAccountToken(
     scopes,
     restrictedToAccountId: row.account_kind === 'organization' ? row.account_id : undefined,
     expiresAt,
+    validUntil: expiresAt,
     oauthGrantId: row.oauth_grant_id ?? undefined,
     credential: { kind: 'account_token', tokenId: row.id, accountId: row.account_id },
   };

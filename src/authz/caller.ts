@@ -24,6 +24,11 @@ export interface Caller {
    */
   expiresAt?: Date;
   /**
+   * When the credential itself stops working (for an OAuth token, its own expiry, sooner than its grant's):
+   * a verification of it may not be reused past this moment.
+   */
+  validUntil?: Date;
+  /**
    * The OAuth grant (an app's consent) the credential depends on: an OAuth token's own, or that of the app
    * that created an account token. A token it creates depends on it too, and dies with it.
    */

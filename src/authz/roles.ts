@@ -4,11 +4,17 @@ import type { Caller } from './caller.ts';
 import type { Role } from './policy.ts';
 
 /**
- * The caller's roles on one account, from the database, at request time (one indexed query at most).
+ * The caller's roles on one account, from the database, at request time (one indexed query at most; none
+ * when the caller's membership role there was read with the account and is passed in).
  * A credential restricted to another account holds no role here at all, not even the public's: an
  * organization token is confined to its organization, so other accounts, public or not, do not exist for it.
  */
-export async function resolveRoles(em: EntityManager, caller: Caller, account: IAccount): Promise<Set<Role>> {
+export async function resolveRoles(
+  em: EntityManager,
+  caller: Caller,
+  account: IAccount,
+  membershipRole?: 'admin' | 'member' | null,
+): Promise<Set<Role>> {
   const roles = new Set<Role>();
   if (caller.restrictedToAccountId && caller.restrictedToAccountId !== account.id) return roles;
   if (account.visibility === 'public') roles.add('public_account');
@@ -16,12 +22,16 @@ export async function resolveRoles(em: EntityManager, caller: Caller, account: I
     if (account.user?.id === caller.userId) roles.add('self');
     return roles;
   }
-  const rows = await em.getConnection().execute<{ role: 'admin' | 'member' }[]>(
-    `select m.role from memberships m join organizations o on o.id = m.organization_id
-      where o.account_id = ? and m.user_id = ?`,
-    [account.id, caller.userId],
-  );
-  const role = rows[0]?.role;
+  const role =
+    membershipRole !== undefined
+      ? membershipRole
+      : (
+          await em.getConnection().execute<{ role: 'admin' | 'member' }[]>(
+            `select m.role from memberships m join organizations o on o.id = m.organization_id
+              where o.account_id = ? and m.user_id = ?`,
+            [account.id, caller.userId],
+          )
+        )[0]?.role;
   if (role === 'admin') roles.add('organization_admin');
   if (role === 'member') roles.add('organization_member');
   return roles;

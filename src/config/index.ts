@@ -55,6 +55,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** node:http server timeouts: whole request headers, whole request, idle keep-alive connection. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /**
+   * How long a verified bearer token may be reused without looking it up again (src/authz/authenticator.ts;
+   * a revocation still takes effect on the next request); 0: look it up on every request.
+   */
+  authCacheSeconds: number;
   /** Requests per minute on the OAuth endpoints and failed bearer authentications (see oauth/rate-limits.ts). */
   rateLimits: RateLimitSettings;
   /** Sign-in providers for people; each is on when its settings are present. */
@@ -209,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPostgresPort: v.EMBEDDED_POSTGRES_PORT ?? 54329,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS ?? 20_000,
     http,
+    authCacheSeconds: v.AUTH_CACHE_SECONDS ?? 60,
     // Defaults are the service's documented limits; a load test raises them rather than bypassing them.
     rateLimits: {
       registerPerMinute: v.RATE_LIMIT_REGISTER_PER_MINUTE ?? 5,

@@ -123,6 +123,9 @@ export const settingsSchema = z.object({
       'an http(s) URL such as http://collector:4318',
     ),
   ),
+  AUTH_CACHE_SECONDS: optional(
+    wholeNumber('AUTH_CACHE_SECONDS', { max: 3600 }, 'a whole number of seconds from 0 to 3600'),
+  ),
   RATE_LIMIT_REGISTER_PER_MINUTE: optional(perMinute('RATE_LIMIT_REGISTER_PER_MINUTE')),
   RATE_LIMIT_TOKEN_PER_MINUTE: optional(perMinute('RATE_LIMIT_TOKEN_PER_MINUTE')),
   RATE_LIMIT_FAILED_AUTH_PER_MINUTE: optional(perMinute('RATE_LIMIT_FAILED_AUTH_PER_MINUTE')),

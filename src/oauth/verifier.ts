@@ -18,11 +18,13 @@ export function createAccessTokenVerifier(provider: Provider): BearerVerifier {
     const audience = typeof accessToken.aud === 'string' ? accessToken.aud : undefined;
     if (!audience) return null;
     const scopes = new Set<Scope>([...accessToken.scopes].filter(isScope));
+    const grantExpiresAt = grant.exp ? grant.exp * 1000 : Infinity;
     const caller: Caller = {
       userId: accessToken.accountId,
       scopes,
       // What the app creates (account tokens) lives no longer than its consent, and dies with it.
       expiresAt: grant.exp ? new Date(grant.exp * 1000) : undefined,
+      validUntil: new Date(Math.min((accessToken.exp ?? 0) * 1000, grantExpiresAt)),
       oauthGrantId: accessToken.grantId,
       credential: {
         kind: 'oauth',

@@ -34,7 +34,9 @@ describe('entities against the migrated schema', () => {
       .getConnection()
       .execute<{ table_name: string; column_name: string; is_nullable: 'YES' | 'NO'; data_type: string }[]>(
         `select table_name, column_name, is_nullable, data_type from information_schema.columns
-        where table_schema = 'public' and table_name <> 'mikro_orm_migrations'`,
+        where table_schema = 'public'
+          -- MikroORM's own bookkeeping, and the credential epoch, which only triggers write and raw SQL reads
+          and table_name not in ('mikro_orm_migrations', 'credential_epoch')`,
       );
     const inDatabase = new Map(columns.map((c) => [`${c.table_name}.${c.column_name}`, c]));
     const problems: string[] = [];

@@ -4,6 +4,7 @@ import { Migration20261123010000_identity } from './Migration20261123010000_iden
 import { Migration20261123030000_token_grant } from './Migration20261123030000_token_grant.ts';
 import { Migration20261123060000_audit_log } from './Migration20261123060000_audit_log.ts';
 import { Migration20261123080000_list_indexes } from './Migration20261123080000_list_indexes.ts';
+import { Migration20261125000000_credential_epoch } from './Migration20261125000000_credential_epoch.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: 'Migration20261123030000_token_grant', class: Migration20261123030000_token_grant },
   { name: 'Migration20261123060000_audit_log', class: Migration20261123060000_audit_log },
   { name: 'Migration20261123080000_list_indexes', class: Migration20261123080000_list_indexes },
+  { name: 'Migration20261125000000_credential_epoch', class: Migration20261125000000_credential_epoch },
 ];
