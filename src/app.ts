@@ -1,15 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import { createApi } from './api/index.ts';
 import type { Door } from './authz/caller.ts';
 import type { ServiceContext } from './context.ts';
 import { errorHandler } from './http-errors.ts';
+import { accessLog } from './lib/access-log.ts';
 import { CSP_DIRECTIVES } from './lib/csp.ts';
-import { redactRequest } from './lib/logger.ts';
 import { metricsEndpoint } from './lib/metrics.ts';
-import { requestContext, traceIdOf } from './lib/request-context.ts';
+import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
 import { assetRoutes } from './web/assets.ts';
@@ -29,21 +27,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(ctx.metrics.timeRequests);
-  app.use(
-    pinoHttp({
-      logger: ctx.logger,
-      // A credential sent in a query string (refused, but logged as the request line) never reaches the log.
-      serializers: { req: redactRequest },
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-      customProps: (req) => ({ traceId: traceIdOf(req) }),
-    }),
-  );
+  app.use(accessLog(ctx.logger, { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' }));
   app.use(requestContext);
   app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES } }));
   app.use(assetRoutes());

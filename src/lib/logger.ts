@@ -99,7 +99,7 @@ function redactQuery(query: unknown): unknown {
   );
 }
 
-/** pino-http request serializer (after the standard one): the URL and query without credentials. */
+/** The request as logged (src/lib/access-log.ts): its URL and query without credentials. */
 export function redactRequest<T extends { url?: unknown; query?: unknown }>(req: T): T {
   if (typeof req.url === 'string') req.url = redactUrl(req.url);
   if (req.query) req.query = redactQuery(req.query);
@@ -111,13 +111,12 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     {
       level: config.logLevel,
       redact: { paths: REDACT, censor: CENSOR },
-      // The request's ids on every line written while serving it. A logger that already carries a
-      // traceId binding (pino-http's request logger) is not given a second one.
-      mixin: (_object, _level, logger) => {
+      // The request's ids on every line written while serving it.
+      mixin: () => {
         const requestId = currentRequestId();
         const traceId = currentTraceId();
         if (!requestId) return {};
-        return traceId && !('traceId' in logger.bindings()) ? { requestId, traceId } : { requestId };
+        return traceId ? { requestId, traceId } : { requestId };
       },
     },
     destination,

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import { type Logger, redactRequest } from './logger.ts';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request id: the caller's X-Request-Id when it is a plain token, else a new UUID. */
+    id?: string;
+  }
+}
+
+// One line per answered request, with its id sent back as X-Request-Id. pino-http did this, but it builds
+// two child loggers with the whole request serialized and redacted on every request, before it knows whether
+// the line will be written at all: about 7% of a REST read's CPU, even with request logging off. This writes
+// the same line ("request completed", or "request errored" at error level for a 5xx) only when its level is on.
+
+const REQUEST_ID = /^[\w.-]{1,100}$/;
+
+export function accessLog(
+  logger: Logger,
+  options: { ignore(req: IncomingMessage): boolean },
+): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    if (options.ignore(req)) return next();
+    const started = performance.now();
+    let logged = false;
+    const done = () => {
+      if (logged) return;
+      logged = true;
+      const failed = res.statusCode >= 500;
+      const level = failed ? 'error' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          // A credential sent in a query string (refused, but logged as the request line) never reaches the log;
+          // the Authorization and Cookie headers are redacted by the logger itself.
+          req: redactRequest({
+            id: req.id,
+            method: req.method,
+            url: req.originalUrl,
+            query: req.query,
+            headers: req.headers,
+            remoteAddress: req.socket.remoteAddress,
+            remotePort: req.socket.remotePort,
+          }),
+          res: { statusCode: res.statusCode, headers: res.getHeaders() },
+          responseTime: Math.round(performance.now() - started),
+        },
+        failed ? 'request errored' : 'request completed',
+      );
+    };
+    // `close` alone for a request the client gave up on before the answer was sent.
+    res.once('finish', done);
+    res.once('close', done);
+    next();
+  };
+}
