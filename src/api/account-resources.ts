@@ -14,7 +14,7 @@ type AccountScoped = Pick<OperationContext, 'em' | 'query' | 'target'>;
 export async function findAccountPage<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
   const request = pageRequest(op.query);
   const where = {
-    account: op.target!.account.id,
+    account: op.target!.accountId,
     ...(request.afterId ? { id: { $gt: request.afterId } } : {}),
   };
   const fetched = (await op.em.find(entity, where as never, {
@@ -37,7 +37,7 @@ export async function findAccountRows<T extends { id: string }>(op: AccountScope
   const after = request.afterId ? 'and id > ?' : '';
   const { select, dates } = ownColumnsOf(op.em, entity);
   const fetched = await op.em.execute<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
-    op.target!.account.id,
+    op.target!.accountId,
     ...(request.afterId ? [request.afterId] : []),
     request.limit + 1,
   ]);

@@ -9,7 +9,7 @@ import type { Operations } from '../../generated/operations.gen.ts';
 import { type Authenticator, CREDENTIAL_EPOCH_SUBQUERY, type FoundCaller } from '../authz/authenticator.ts';
 import type { Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
-import { resolveRoles } from '../authz/roles.ts';
+import { type AccountFacts, resolveRoles } from '../authz/roles.ts';
 import type { ServiceContext } from '../context.ts';
 import { Account, type IAccount } from '../db/entities/index.ts';
 import {
@@ -36,10 +36,11 @@ export interface OperationRequest {
   headers: Record<string, string | undefined>;
   bearer: string | undefined;
   /**
-   * Set by a door that already authenticated the HTTP request (MCP authenticates once per request, which
-   * may carry several calls); the pipeline then trusts it instead of looking the bearer up again.
+   * Set by a door that already looked the bearer up (MCP does, once per HTTP request) or has a caller of its
+   * own (the web pages' session); the pipeline then does not look it up again. A caller found in the cache
+   * (`cachedAtEpoch` set) is still confirmed here before anything is decided on it.
    */
-  caller?: Caller;
+  found?: FoundCaller;
   door: Door;
   meta: { ip?: string; userAgent?: string; requestId?: string };
 }
@@ -78,7 +79,7 @@ interface ContextBase {
   em: EntityManager;
   caller: Caller;
   /** The account named by the operation's x-account-param, with the caller's roles on it. */
-  target: { account: IAccount; roles: Set<Role> } | undefined;
+  target: Target | undefined;
   ifMatch: string | undefined;
   /** The If-None-Match of a conditional read (see notModified in etag.ts). */
   ifNoneMatch: string | undefined;
@@ -134,6 +135,10 @@ export interface Pipeline {
   execute(request: OperationRequest): Promise<OperationResponse>;
   /** The caller a bearer token stands for at this door; null when absent, unknown or not meant for it. */
   authenticate(bearer: string | undefined, door: Door): Promise<Caller | null>;
+  /** The caller for a bearer, possibly from the cache and still to be confirmed (see Authenticator.find). */
+  find: Authenticator['find'];
+  /** A found caller made safe to act on, or null (see Authenticator.confirm). */
+  confirm: Authenticator['confirm'];
   /**
    * Whether a role may use a scope, by the same policy the pipeline enforces: pages ask it so that they
    * do not offer what a person cannot do (the operation itself still decides when it runs).
@@ -162,6 +167,19 @@ const TARGET_ACCOUNT = `select a.*,
       where o.account_id = a.id and m.user_id = ?) as caller_membership_role,
     ${CREDENTIAL_EPOCH_SUBQUERY} as credential_epoch
   from accounts a where a.handle = ?`;
+
+/**
+ * The account an operation acts on. Its id and handle are plain fields; the managed entity is built on
+ * first use for a read (most reads need only the id, and mapping a row into MikroORM's identity map costs
+ * about a tenth of a read's CPU), and before the handler runs for a write, so the write's transaction
+ * inherits it as managed.
+ */
+export interface Target {
+  accountId: string;
+  handle: string;
+  readonly account: IAccount;
+  roles: Set<Role>;
+}
 
 interface TargetAccountRow extends Record<string, unknown> {
   caller_membership_role: 'admin' | 'member' | null;
@@ -194,9 +212,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // A door that authenticated already (MCP, the web pages' session) hands over a confirmed caller. Otherwise
     // the caller may come from the cache, and is confirmed before anything is decided on it: here at once
     // when the operation names no account, or else by the epoch that the account's statement brings along.
-    let found: FoundCaller | null = request.caller
-      ? { caller: request.caller }
-      : await authenticator.find(request.bearer, request.door);
+    let found: FoundCaller | null = request.found ?? (await authenticator.find(request.bearer, request.door));
     if (!found) return refuse(request.bearer ? 'invalid_token' : undefined);
     const confirm = async (currentEpoch?: string): Promise<Caller> => {
       if (found?.cachedAtEpoch === undefined) return found!.caller;
@@ -237,21 +253,32 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       checkScope(caller);
       if (!row) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
       const { caller_membership_role: membershipRole, credential_epoch: _epoch, ...accountRow } = row;
-      const account = em.map(Account, accountRow);
-      const roles = await resolveRoles(em, caller, account, membershipRole);
+      const roles = await resolveRoles(em, caller, accountFacts(accountRow), membershipRole);
       if (!policy.allows(roles, object, action)) {
         // Existence does not leak: only a caller who can see the account learns that it exists.
         if (roles.size === 0 || action === 'read')
           throw problems.notFound(`No account "${handle}", or you cannot see it.`);
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
-      target = { account, roles };
+      let account: IAccount | undefined = spec.method === 'get' ? undefined : em.map(Account, accountRow);
+      target = {
+        accountId: accountRow.id as string,
+        handle: accountRow.handle as string,
+        get account() {
+          account ??= em.map(Account, accountRow);
+          return account;
+        },
+        roles,
+      };
     } else if (caller.restrictedToAccountId) {
       // A token bound to one organization may still read the caller-wide lists (its handlers narrow them
       // to that organization), so an agent holding one can start with list_accounts; anything else that
       // is not about a named account (the profile, new organizations, OAuth apps) needs a personal token.
       const account = await em.findOneOrFail(Account, { id: caller.restrictedToAccountId });
-      const roles = await resolveRoles(em, caller, account);
+      const roles = await resolveRoles(em, caller, {
+        ...account,
+        userId: account.user?.id ?? null,
+      });
       if (action !== 'read' || spec.scope === 'user:read' || !policy.allows(roles, object, action)) {
         throw problems.forbidden(
           `This token is limited to the organization "${account.handle}"; ${spec.scope} here needs a personal token.`,
@@ -337,6 +364,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   return {
     catalogue,
     authenticate: authenticator.authenticate,
+    find: authenticator.find,
+    confirm: authenticator.confirm,
     policy,
     allows(role, scope) {
       const [object, action] = scope.split(':') as [string, string];
@@ -357,6 +386,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         });
       }
     },
+  };
+}
+
+/** What role resolution reads of an account, from its raw row (snake_case columns). */
+function accountFacts(row: Record<string, unknown>): AccountFacts {
+  return {
+    id: row.id as string,
+    kind: row.kind as AccountFacts['kind'],
+    visibility: row.visibility as AccountFacts['visibility'],
+    userId: (row.user_id as string | null) ?? null,
   };
 }
 

@@ -70,7 +70,7 @@ export async function unchangedSince<T extends VersionRow>(
   history: History<T>,
 ): Promise<NotModifiedResponse | undefined> {
   if (op.ifNoneMatch === undefined || op.query.version !== undefined) return undefined;
-  const current = await latestVersion(op.em, history, op.target!.account.id);
+  const current = await latestVersion(op.em, history, op.target!.accountId);
   return notModified(op, current ? versionEtag(current) : null);
 }
 
@@ -82,7 +82,7 @@ export async function nextVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
 ): Promise<number> {
-  const current = await latestVersion(op.em, history, op.target!.account.id);
+  const current = await latestVersion(op.em, history, op.target!.accountId);
   assertIfMatch(op, current ? versionEtag(current) : null, history.noun);
   return current + 1;
 }

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { IAccount } from '../db/entities/index.ts';
 import type { Caller } from './caller.ts';
 import type { Role } from './policy.ts';
 
@@ -9,17 +8,26 @@ import type { Role } from './policy.ts';
  * A credential restricted to another account holds no role here at all, not even the public's: an
  * organization token is confined to its organization, so other accounts, public or not, do not exist for it.
  */
+/** What role resolution needs to know of an account. */
+export interface AccountFacts {
+  id: string;
+  kind: 'user' | 'organization';
+  visibility: 'private' | 'public';
+  /** The person whose personal account it is (null for an organization). */
+  userId: string | null;
+}
+
 export async function resolveRoles(
   em: EntityManager,
   caller: Caller,
-  account: IAccount,
+  account: AccountFacts,
   membershipRole?: 'admin' | 'member' | null,
 ): Promise<Set<Role>> {
   const roles = new Set<Role>();
   if (caller.restrictedToAccountId && caller.restrictedToAccountId !== account.id) return roles;
   if (account.visibility === 'public') roles.add('public_account');
   if (account.kind === 'user') {
-    if (account.user?.id === caller.userId) roles.add('self');
+    if (account.userId === caller.userId) roles.add('self');
     return roles;
   }
   const role =

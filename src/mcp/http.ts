@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
-import type { Caller } from '../authz/caller.ts';
+import type { FoundCaller } from '../authz/authenticator.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { refuseDeepJson } from './depth.ts';
 import { type CallContext, createRequestServer, type ToolRegistry } from './server.ts';
@@ -63,20 +63,39 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     res.status(204).end();
   });
 
+  const refuseBearer = (bearer: string | undefined) => {
+    const detail = bearer
+      ? 'The bearer token is invalid, expired, revoked or not meant for this MCP server.'
+      : 'Send a bearer token in the Authorization header.';
+    return problems.unauthorized(
+      detail,
+      options.challenge(connectScope, bearer ? 'invalid_token' : undefined),
+    );
+  };
+
+  // The bearer is looked up before the body is read; a caller from the verified-caller cache is confirmed
+  // once the body shows what it asks for (confirmCaller).
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const caller = await pipeline.authenticate(bearer, 'mcp');
-    if (!caller) {
-      const detail = bearer
-        ? 'The bearer token is invalid, expired, revoked or not meant for this MCP server.'
-        : 'Send a bearer token in the Authorization header.';
-      return sendProblem(
-        res,
-        problems.unauthorized(detail, options.challenge(connectScope, bearer ? 'invalid_token' : undefined)),
-      );
-    }
-    res.locals.caller = caller;
+    const found = await pipeline.find(bearer, 'mcp');
+    if (!found) return sendProblem(res, refuseBearer(bearer));
+    res.locals.found = found;
     res.locals.bearer = bearer;
+    next();
+  };
+
+  // A cached caller is confirmed (one small statement) before anything is decided on it: tools/list, the
+  // scope step-up, every other method. One call of a tool on an account is left to the pipeline, whose
+  // statement loading the account confirms it at no extra cost; should that refuse the credential, the
+  // answer is still an HTTP 401 (serve() below).
+  const confirmCaller = async (req: Request, res: Response, next: NextFunction) => {
+    const found: FoundCaller = res.locals.found;
+    if (found.cachedAtEpoch === undefined) return next();
+    const definition = singleToolCall(req.body, registry.byName);
+    if (definition?.spec.accountParam && found.caller.scopes.has(definition.scope)) return next();
+    const caller = await pipeline.confirm(res.locals.bearer, 'mcp', found);
+    if (!caller) return sendProblem(res, refuseBearer(res.locals.bearer));
+    res.locals.found = { caller } satisfies FoundCaller;
     next();
   };
 
@@ -90,7 +109,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
 
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
   const checkScopes = (req: Request, res: Response, next: NextFunction) => {
-    const caller: Caller = res.locals.caller;
+    const { caller }: FoundCaller = res.locals.found;
     const messages = Array.isArray(req.body) ? req.body : [req.body];
     labelOperation(res, mcpOperation(messages, registry.byName));
     for (const message of messages) {
@@ -116,15 +135,34 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     ({ authInfo }) => createRequestServer(registry, pipeline, authInfo?.extra?.context as CallContext),
     { legacy: 'stateless', maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
   );
-  const serve = toNodeHandler(mcp, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
+  const serve = toNodeHandler(
+    {
+      async fetch(request, requestOptions) {
+        const context = requestOptions?.authInfo?.extra?.context as CallContext;
+        const response = await mcp.fetch(request, requestOptions);
+        if (context.found.cachedAtEpoch === undefined) return response;
+        // The pipeline confirmed the cached caller while running the call; the answer waits for it (a
+        // legacy answer streams), and a refused credential gets the 401 challenge, not a tool result.
+        const body = await response.arrayBuffer();
+        if (!context.refused) return new Response(body, response);
+        const problem = refuseBearer(context.bearer);
+        return new Response(JSON.stringify(problem.toJSON()), {
+          status: problem.status,
+          headers: { ...problem.headers, 'content-type': 'application/problem+json' },
+        });
+      },
+    },
+    { maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
+  );
 
   const handle = async (req: Request, res: Response) => {
-    const caller: Caller = res.locals.caller;
+    const found: FoundCaller = res.locals.found;
     const context: CallContext = {
-      caller,
+      found,
       bearer: res.locals.bearer,
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
     };
+    const { caller } = found;
     const auth: AuthInfo = {
       token: res.locals.bearer,
       clientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : 'account-token',
@@ -136,7 +174,17 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   };
 
   // Express 5 passes rejected promises of async handlers on to the error handlers.
-  router.all(MCP_PATH, checkOrigin, authenticate, onlyPost, parseJson, refuseDeepJson, checkScopes, handle);
+  router.all(
+    MCP_PATH,
+    checkOrigin,
+    authenticate,
+    onlyPost,
+    parseJson,
+    refuseDeepJson,
+    confirmCaller,
+    checkScopes,
+    handle,
+  );
 
   // A body the parser refuses (not JSON: a JSON-RPC parse error; too large: 413; a bad charset or
   // encoding: 415 or 400) is answered as a JSON-RPC error by the app's last error handler (src/http-errors.ts).
@@ -155,6 +203,17 @@ function originAllowed(origin: string, ownOrigin: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** The tool of a request that is one tools/call and nothing else. */
+function singleToolCall(
+  body: unknown,
+  tools: ReadonlyMap<string, ToolDefinition>,
+): ToolDefinition | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | undefined;
+  if (Array.isArray(body) || message?.method !== 'tools/call') return undefined;
+  const name = message.params?.name;
+  return typeof name === 'string' ? tools.get(name) : undefined;
+}
+
 const MCP_METHODS = new Set([
   'initialize',
   'notifications/initialized',
@@ -171,10 +230,8 @@ function mcpOperation(messages: unknown[], tools: ReadonlyMap<string, ToolDefini
   const message = messages[0] as { method?: unknown; params?: { name?: unknown } } | undefined;
   const method = typeof message?.method === 'string' ? message.method : '';
   if (method === 'tools/call') {
-    const name = message?.params?.name;
     // Labelled by operationId, like the REST door, so one operation's series sit side by side.
-    const definition = typeof name === 'string' ? tools.get(name) : undefined;
-    return definition ? definition.spec.operationId : 'tools/call';
+    return singleToolCall(message, tools)?.spec.operationId ?? 'tools/call';
   }
   return MCP_METHODS.has(method) ? method : 'other';
 }

@@ -1,7 +1,7 @@
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { OperationRequest, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
-import type { Caller } from '../authz/caller.ts';
+import type { FoundCaller } from '../authz/authenticator.ts';
 import { invalidArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import type { ToolDefinition } from './tools.ts';
@@ -14,9 +14,12 @@ export interface ToolRegistry {
 }
 
 export interface CallContext {
-  caller: Caller;
+  /** The caller as the HTTP layer found it; confirmed there, or left to the pipeline (see http.ts). */
+  found: FoundCaller;
   bearer: string;
   meta: OperationRequest['meta'];
+  /** Set when the pipeline refused the credential: the HTTP layer answers 401 instead of the result. */
+  refused?: boolean;
 }
 
 /**
@@ -40,7 +43,7 @@ export function createRequestServer(
     instructions: SERVER_INSTRUCTIONS,
     cacheHints: { 'tools/list': TOOLS_LIST_CACHE },
   });
-  const { caller } = context;
+  const { caller } = context.found;
 
   server.setRequestHandler('tools/list', async () => ({
     tools: registry.all.filter((definition) => caller.scopes.has(definition.scope)).map((d) => d.tool),
@@ -58,10 +61,11 @@ export function createRequestServer(
       operationId: definition.spec.operationId,
       ...args,
       bearer: context.bearer,
-      caller,
+      found: context.found,
       door: 'mcp',
       meta: context.meta,
     });
+    if (response.status === 401) context.refused = true;
     return toToolResult(definition, response);
   });
   return server;

@@ -38,7 +38,7 @@ export function webCaller(pipeline: Pipeline, req: Request, who: SignedIn): WebC
       body: input.body,
       headers: { 'if-match': input.ifMatch },
       bearer: undefined,
-      caller,
+      found: { caller },
       door: 'web',
       meta: {
         ip: req.ip,

@@ -36,7 +36,7 @@ function serializeEvent(event: IAuditEvent, handleOf: Map<string, string>): Sche
 export const auditHandlers = {
   async listAuditEvents(op) {
     const request = pageRequest(op.query);
-    const where: Record<string, unknown> = { account: op.target!.account.id };
+    const where: Record<string, unknown> = { account: op.target!.accountId };
     if (request.afterId) where.id = { $gt: request.afterId };
     if (op.query.action) where.action = op.query.action;
     if (op.query.since || op.query.until) {

@@ -196,7 +196,7 @@ async function currentEntries(op: OperationContext): Promise<{ version: number; 
     `select ${ENTRY_COLUMNS}
        from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
       where v.account_id = ? and v.version = ? order by e.position`,
-    [op.target!.account.id, version - 1],
+    [op.target!.accountId, version - 1],
   );
   return { version, entries: rows };
 }
@@ -385,7 +385,7 @@ export const glossaryHandlers = {
   },
 
   async getGlossarySettings(op) {
-    const settings = await op.em.findOne(GlossarySettings, { account: op.target!.account.id });
+    const settings = await op.em.findOne(GlossarySettings, { account: op.target!.accountId });
     const unchanged = notModified(op, revisionEtag(settings?.revision ?? DEFAULT_SETTINGS.revision));
     if (unchanged) return unchanged;
     return { status: 200, ...(await settingsResponse(op, settings)) };

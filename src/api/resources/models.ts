@@ -29,11 +29,11 @@ function findModel(op: OperationContext): Promise<IAccountModel> {
 export const modelHandlers = {
   async listModels(op) {
     const found = await findAccountRows(op, AccountModel);
-    return { status: 200, body: found.body((m) => serializeModel(m, op.target!.account.handle)) };
+    return { status: 200, body: found.body((m) => serializeModel(m, op.target!.handle)) };
   },
 
   async getModel(op) {
-    return { status: 200, body: serializeModel(await findModel(op), op.target!.account.handle) };
+    return { status: 200, body: serializeModel(await findModel(op), op.target!.handle) };
   },
 
   async createModel(op) {
@@ -64,7 +64,7 @@ export const modelHandlers = {
     const row = await findModel(op);
     const { model, baseUrl, apiKey, isDefault } = op.body;
     if (typeof baseUrl === 'string') assertModelBaseUrl(baseUrl, '/body/baseUrl');
-    if (isDefault === true && !row.isDefault) await clearOtherDefaults(op.em, op.target!.account.id, row.id);
+    if (isDefault === true && !row.isDefault) await clearOtherDefaults(op.em, op.target!.accountId, row.id);
     op.em.assign(row, {
       ...(model !== undefined ? { model } : {}),
       ...(baseUrl !== undefined ? { baseUrl } : {}),
@@ -74,7 +74,7 @@ export const modelHandlers = {
     // Field names only: the audit trail must not become a second place where the key is kept.
     op.audit('model.update', 'account_model', row.id, { handle: row.handle, fields: Object.keys(op.body) });
     await op.em.flush();
-    return { status: 200, body: serializeModel(row, op.target!.account.handle) };
+    return { status: 200, body: serializeModel(row, op.target!.handle) };
   },
 
   async deleteModel(op) {

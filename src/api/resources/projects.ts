@@ -38,7 +38,7 @@ function checkLocales(source: string, targets: string[]) {
 export const projectHandlers = {
   async listProjects(op) {
     const found = await findAccountRows(op, Project);
-    return { status: 200, body: found.body((p) => serializeProject(p, op.target!.account.handle)) };
+    return { status: 200, body: found.body((p) => serializeProject(p, op.target!.handle)) };
   },
 
   async createProject(op) {
@@ -63,7 +63,7 @@ export const projectHandlers = {
   },
 
   async getProject(op) {
-    return { status: 200, body: serializeProject(await findProject(op), op.target!.account.handle) };
+    return { status: 200, body: serializeProject(await findProject(op), op.target!.handle) };
   },
 
   async updateProject(op) {
@@ -84,7 +84,7 @@ export const projectHandlers = {
     op.em.assign(project, next);
     op.audit('project.update', 'project', project.id, { fields: Object.keys(op.body) });
     await op.em.flush();
-    return { status: 200, body: serializeProject(project, op.target!.account.handle) };
+    return { status: 200, body: serializeProject(project, op.target!.handle) };
   },
 
   async deleteProject(op) {

@@ -18,9 +18,7 @@ export const tokenHandlers = {
     const now = new Date();
     return {
       status: 200,
-      body: found.body((t) =>
-        serializeToken(t, op.target!.account.handle, handleOf.get(t.createdBy.id) ?? '', now),
-      ),
+      body: found.body((t) => serializeToken(t, op.target!.handle, handleOf.get(t.createdBy.id) ?? '', now)),
     };
   },
 
@@ -85,8 +83,8 @@ export const tokenHandlers = {
   },
 
   async revokeToken(op) {
-    const token = await op.em.findOne(AccountToken, { id: op.params.token!, account: op.target!.account.id });
-    if (!token) throw problems.notFound(`No token ${op.params.token} in "${op.target!.account.handle}".`);
+    const token = await op.em.findOne(AccountToken, { id: op.params.token!, account: op.target!.accountId });
+    if (!token) throw problems.notFound(`No token ${op.params.token} in "${op.target!.handle}".`);
     // Idempotent: a second revoke changes nothing, so the first revocation time stays the record.
     if (!token.revokedAt) {
       token.revokedAt = new Date();
