@@ -26,6 +26,8 @@ export interface History<T extends VersionRow> {
   saveOperation: string;
   /** The unique (account, version) constraint of the table. */
   uniqueConstraint: string;
+  /** The table, for the plain read of a version (findVersionSummary). */
+  table: string;
 }
 
 async function latestVersion<T extends VersionRow>(
@@ -46,18 +48,59 @@ export async function findVersion<T extends VersionRow>(
   history: History<T>,
   populate: string[] = [],
 ): Promise<T> {
-  const account = op.target!.account;
   const requested = op.query.version === undefined ? undefined : Number(op.query.version);
-  const where = { account: account.id, ...(requested ? { version: requested } : {}) } as FilterQuery<T>;
+  const where = {
+    account: op.target!.accountId,
+    ...(requested ? { version: requested } : {}),
+  } as FilterQuery<T>;
   const row = await op.em.findOne(history.entity, where, {
     orderBy: { version: 'desc' } as never,
     populate: populate as never,
   });
   if (row) return row as T;
-  throw problems.notFound(
+  throw noVersion(op, history, requested);
+}
+
+/** A version as a read shows it: its own fields and its author's handle. */
+export interface VersionSummaryRow {
+  id: string;
+  version: number;
+  changeNote: string;
+  createdAt: Date;
+  author: string | null;
+}
+
+/**
+ * The version findVersion finds, as one plain statement that brings the author's handle along: no entity
+ * to hydrate and no second query for the author, for reads that only show the version.
+ */
+export async function findVersionSummary<T extends VersionRow>(
+  op: OperationContext,
+  history: History<T>,
+): Promise<VersionSummaryRow> {
+  const requested = op.query.version === undefined ? undefined : Number(op.query.version);
+  const [row] = await op.em.execute<(Omit<VersionSummaryRow, 'createdAt'> & { createdAt: string | Date })[]>(
+    `select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt", a.handle as author
+       from ${history.table} v left join accounts a on a.user_id = v.author_id
+      where v.account_id = ? ${requested ? 'and v.version = ?' : ''}
+      order by v.version desc limit 1`,
+    [op.target!.accountId, ...(requested ? [requested] : [])],
+  );
+  if (!row) throw noVersion(op, history, requested);
+  // MikroORM has the driver hand timestamps over as text.
+  return { ...row, createdAt: new Date(row.createdAt) };
+}
+
+function noVersion(
+  op: OperationContext,
+  history: Pick<History<VersionRow>, 'noun' | 'saveOperation'>,
+  requested: number | undefined,
+) {
+  const handle = op.target!.handle;
+  return problems.notFound(
     requested
-      ? `"${account.handle}" has no ${history.noun} version ${requested}.`
-      : `No ${history.noun} has been saved for "${account.handle}" yet; ${history.saveOperation} saves the first version.`,
+      ? `"${handle}" has no ${history.noun} version ${requested}.`
+      : `No ${history.noun} has been saved for "${handle}" yet; ${history.saveOperation} saves the first version.`,
   );
 }
 

@@ -21,6 +21,7 @@ const VOICE: History<IVoiceVersion> = {
   noun: 'voice',
   saveOperation: 'saveVoice',
   uniqueConstraint: 'voice_versions_account_version_unique',
+  table: 'voice_versions',
 };
 
 interface VoiceOverride {
