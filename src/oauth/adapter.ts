@@ -11,17 +11,41 @@ export interface AdapterOptions {
   cipher: FieldCipher;
   /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
   refreshGraceSeconds: number;
-  /**
-   * True (once) for a refresh token whose rotation claim (refresh-grace.ts) already set consumed_at in this
-   * request, so consume() need not send the same update again.
-   */
-  consumedByClaim?: (key: string) => boolean;
+  /** The refresh grant's rotation (refresh-grace.ts), which writes its claim and new tokens together. */
+  rotation?: RotationWrites;
+}
+
+/** A row as the adapter would write it; `id` is oidc-provider's own id (for tokens, the secret itself). */
+export interface PendingRow {
+  model: string;
+  id: string;
+  key: string;
+  json: string;
+  grantId: string | null;
+  userCode: string | null;
+  uid: string | null;
+  expiresIn: number;
+}
+
+export interface RotationWrites {
+  /** True when the rotating request will set this refresh token's consumed_at in its own statement. */
+  defersConsume(key: string): boolean;
+  /** Takes a new token's row into the rotation's statement (true), or leaves it to the adapter (false). */
+  take(row: PendingRow): Promise<boolean>;
+}
+
+/** The columns and one row's placeholders of an insert into oidc_models, in the order rowParams() gives. */
+export const INSERT_COLUMNS = '(model, id, payload, grant_id, user_code, uid, expires_at)';
+export const ROW_PLACEHOLDERS =
+  '(?::text, ?::text, ?::jsonb, ?::text, ?::text, ?::text, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)';
+
+export function rowParams(row: PendingRow): unknown[] {
+  return [row.model, row.key, row.json, row.grantId, row.userCode, row.uid, row.expiresIn, row.expiresIn];
 }
 
 interface Row {
   payload: AdapterPayload & { client_secret_encrypted?: string };
   consumed_at: Date | null;
-  expires_at: Date | null;
 }
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -70,6 +94,20 @@ class PgAdapter implements Adapter {
   // after a consent that added nothing). The payload carries `exp`, so an identical payload means an
   // identical expiry: such a save writes nothing (no new row version, no WAL), it is one statement either way.
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const row = this.#pendingRow(id, payload, expiresIn);
+    if (this.#secretIds && (await this.#options.rotation?.take(row))) return;
+    await this.#db.execute(
+      `insert into oidc_models ${INSERT_COLUMNS} values ${ROW_PLACEHOLDERS}
+       on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
+       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
+         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
+      rowParams(row),
+      'run',
+    );
+  }
+
+  #pendingRow(id: string, payload: AdapterPayload, expiresIn: number): PendingRow {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
     let nul = false;
@@ -80,25 +118,16 @@ class PgAdapter implements Adapter {
     // jsonb cannot hold NUL. What is saved here comes from request parameters (`state=%00` in an
     // authorization request), so it is the client's invalid_request, not a driver error and a 500.
     if (nul) throw new errors.InvalidRequest('a parameter contains a NUL character');
-    await this.#db.execute(
-      `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
-       values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
-       on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
-         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
-       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
-         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
-      [
-        this.#model,
-        this.#key(id),
-        json,
-        payload.grantId ?? null,
-        payload.userCode ?? null,
-        payload.uid ?? null,
-        expiresIn ?? 0,
-        expiresIn ?? 0,
-      ],
-      'run',
-    );
+    return {
+      model: this.#model,
+      id,
+      key: this.#key(id),
+      json,
+      grantId: payload.grantId ?? null,
+      userCode: payload.userCode ?? null,
+      uid: payload.uid ?? null,
+      expiresIn: expiresIn ?? 0,
+    };
   }
 
   async find(id: string) {
@@ -116,7 +145,7 @@ class PgAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    if (this.#model === 'RefreshToken' && this.#options.consumedByClaim?.(this.#key(id))) return;
+    if (this.#model === 'RefreshToken' && this.#options.rotation?.defersConsume(this.#key(id))) return;
     // The first consumption time is kept (never moved forward), so the refresh grace window cannot be
     // stretched by using the old token again and again.
     const result = await this.#db.execute<{ affectedRows: number }>(
@@ -164,11 +193,14 @@ class PgAdapter implements Adapter {
     // for `client_id=%00`) where the answer is simply "no such client, code or session".
     if (value.includes('\u0000')) return undefined;
     const rows = await this.#db.execute<Row[]>(
-      `select payload, consumed_at, expires_at from oidc_models where model = ? and ${column} = ? limit 1`,
+      `select payload, consumed_at from oidc_models where model = ? and ${column} = ? limit 1`,
       [this.#model, value],
     );
     const row = rows[0];
-    if (!row) return undefined;
+    return row ? this.#fromRow(row) : undefined;
+  }
+
+  #fromRow(row: Row): AdapterPayload {
     const payload = this.#open(row.payload);
     if (row.consumed_at && !this.#withinRefreshGrace(new Date(row.consumed_at))) {
       payload.consumed = epoch(new Date(row.consumed_at));

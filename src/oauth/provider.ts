@@ -65,7 +65,7 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
       orm,
       cipher: ctx.cipher,
       refreshGraceSeconds: REFRESH_GRACE_SECONDS,
-      consumedByClaim: refreshGrace.consumedByClaim,
+      rotation: refreshGrace,
     }),
     // No built-in clients: our own pages use the browser session (src/identity), not OAuth.
     clients: [],
@@ -147,7 +147,7 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
     // Always rotate, except that parallel refreshes within the grace period share one successor.
-    rotateRefreshToken: async (koa) => {
+    rotateRefreshToken: (koa) => {
       refuseUngrantedResource(koa);
       return refreshGrace.claim(koa);
     },

@@ -1,0 +1,167 @@
+// The refresh grant's rotation writes in one statement (src/oauth/refresh-grace.ts): these hold what that
+// must not cost. Parallel refreshes on two instances converge on one successor and keep the grant, reuse
+// after the grace still revokes it, and a rotation that fails half-way stores nothing.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
+import {
+  authorize,
+  CookieJar,
+  inProcessOAuth,
+  registerPublicClient,
+  sql,
+  startOAuthService,
+  tokenRequest,
+  uniqueHandle,
+} from './helpers.ts';
+
+const service = useService(() => startOAuthService());
+let second: TestService;
+let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
+
+beforeAll(async () => {
+  // Another instance on the same database and public origin, with its own process state.
+  second = await startOAuthService({ BASE_URL: service.config.baseUrl }, { database: service.database });
+  verifier = await inProcessOAuth(service);
+}, 60_000);
+afterAll(async () => {
+  await verifier?.close();
+  await second?.stop();
+});
+
+type Tokens = { access_token: string; refresh_token: string };
+
+async function tokensFor(client: { client_id: string; client_secret?: unknown }, redirectUri: string) {
+  const jar = new CookieJar();
+  const { code, verifier: v } = await authorize(service, jar, client, redirectUri, {
+    handle: uniqueHandle('rot'),
+    create: true,
+  });
+  const response = await tokenRequest(service, {
+    grant_type: 'authorization_code',
+    client_id: client.client_id,
+    code,
+    code_verifier: v,
+    redirect_uri: redirectUri,
+    ...(client.client_secret ? { client_secret: String(client.client_secret) } : {}),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Tokens;
+}
+
+function refresh(
+  on: { url: string },
+  clientId: string,
+  refreshToken: string,
+  extra: Record<string, string> = {},
+) {
+  return tokenRequest({ url: on.url } as TestService, {
+    grant_type: 'refresh_token',
+    client_id: clientId,
+    refresh_token: refreshToken,
+    ...extra,
+  });
+}
+
+const secondUrl = () => ({ url: `http://127.0.0.1:${second.port}` });
+
+async function epoch(): Promise<string> {
+  const rows = (await sql(service, 'select value::text as v from credential_epoch')) as { v: string }[];
+  return rows[0]!.v;
+}
+
+async function refreshRows(clientId: string) {
+  return (await sql(
+    service,
+    `select consumed_at is not null as consumed, payload ? 'successor_encrypted' as has_successor
+     from oidc_models where model = 'RefreshToken' and payload->>'clientId' = $1 order by created_at`,
+    [clientId],
+  )) as { consumed: boolean; has_successor: boolean }[];
+}
+
+async function expectInvalidGrant(response: Response) {
+  const body = (await response.json()) as Record<string, unknown>;
+  expect({ status: response.status, error: body.error }).toEqual({ status: 400, error: 'invalid_grant' });
+  expect(body.refresh_token).toBeUndefined();
+}
+
+describe('refresh token rotation', () => {
+  it('gives parallel refreshes on two instances one successor, keeps the grant and moves no credential epoch', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const first = await tokensFor(client, redirectUri);
+    const before = await epoch();
+
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        refresh(i % 2 ? secondUrl() : service, client.client_id, first.refresh_token),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const tokens = (await Promise.all(answers.map((a) => a.json()))) as Tokens[];
+    expect(new Set(tokens.map((t) => t.refresh_token)).size).toBe(1);
+    expect(new Set(tokens.map((t) => t.access_token)).size).toBe(6);
+    // The rotated original carries its successor; the one live refresh token is that successor.
+    expect(await refreshRows(client.client_id)).toEqual([
+      { consumed: true, has_successor: true },
+      { consumed: false, has_successor: false },
+    ]);
+    for (const t of tokens) expect(await verifier.oauth.verifyAccessToken(t.access_token)).not.toBeNull();
+    expect(await epoch()).toBe(before);
+
+    // After the grace the original is a replay: the grant and all its tokens go, and the epoch moves.
+    await sql(
+      service,
+      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
+       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    await expectInvalidGrant(await refresh(secondUrl(), client.client_id, first.refresh_token));
+    expect(await epoch()).not.toBe(before);
+    await expectInvalidGrant(await refresh(service, client.client_id, tokens[0]!.refresh_token));
+    for (const t of tokens) expect(await verifier.oauth.verifyAccessToken(t.access_token)).toBeNull();
+    expect(await refreshRows(client.client_id)).toEqual([]);
+  });
+
+  it('stores nothing when a rotation fails before its access token is stored, and the token still works', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const first = await tokensFor(client, redirectUri);
+    const accessTokens = async () =>
+      (
+        (await sql(
+          service,
+          `select count(*)::int as n from oidc_models where model = 'AccessToken' and payload->>'clientId' = $1`,
+          [client.client_id],
+        )) as { n: number }[]
+      )[0]!.n;
+    const issued = await accessTokens();
+
+    // The access token's insert fails for this client only (the client id is base64url: safe to inline).
+    await sql(
+      service,
+      `create function fail_access_token() returns trigger language plpgsql as $$
+       begin
+         if new.model = 'AccessToken' and new.payload->>'clientId' = '${client.client_id}' then
+           raise exception 'injected failure';
+         end if;
+         return new;
+       end $$;
+       create trigger fail_access_token before insert on oidc_models
+         for each row execute function fail_access_token();`,
+    );
+    try {
+      const failed = await refresh(service, client.client_id, first.refresh_token);
+      expect(failed.status).toBe(500);
+      expect(await refreshRows(client.client_id)).toEqual([{ consumed: false, has_successor: false }]);
+      expect(await accessTokens()).toBe(issued);
+    } finally {
+      await sql(service, 'drop trigger fail_access_token on oidc_models; drop function fail_access_token()');
+    }
+
+    const retried = await refresh(secondUrl(), client.client_id, first.refresh_token);
+    expect(retried.status).toBe(200);
+    const next = (await retried.json()) as Tokens;
+    expect(next.refresh_token).not.toBe(first.refresh_token);
+    expect(await verifier.oauth.verifyAccessToken(next.access_token)).not.toBeNull();
+  });
+});
