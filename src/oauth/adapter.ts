@@ -1,8 +1,8 @@
 // oidc-provider's storage contract (clients, sessions, interactions, codes, grants, tokens) on one
 // PostgreSQL table, `oidc_models`, so every instance sees the same state and a restart loses nothing.
 import { createHash } from 'node:crypto';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { errors } from 'oidc-provider';
+import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
 
@@ -46,6 +46,44 @@ export function rowParams(row: PendingRow): unknown[] {
 interface Row {
   payload: AdapterPayload & { client_secret_encrypted?: string };
   consumed_at: Date | null;
+}
+
+interface ReadAheadRow {
+  client_payload: Row['payload'] | null;
+  client_consumed_at: Date | null;
+  refresh_payload: Row['payload'] | null;
+  refresh_consumed_at: Date | null;
+  grant_id: string | null;
+  grant_payload: Row['payload'] | null;
+  grant_consumed_at: Date | null;
+  account_id: string | null;
+  account_exists: boolean;
+}
+
+/** Rows (null: known absent) and account existence read ahead for one request, by `model:key`. */
+interface ReadAhead {
+  rows: Map<string, Row | null>;
+  accounts: Map<string, boolean>;
+}
+
+// Per request (oidc-provider's context object), so nothing outlives the request or is shared across
+// requests: another instance never needs what is here.
+const readAheads = new WeakMap<KoaContextWithOIDC, ReadAhead>();
+
+function takeReadAhead(model: string, key: string): Row | null | undefined {
+  const koa = Provider.ctx;
+  const rows = koa && readAheads.get(koa)?.rows;
+  const row = rows?.get(`${model}:${key}`);
+  if (row !== undefined) rows!.delete(`${model}:${key}`);
+  return row;
+}
+
+/** For findAccount: whether the refresh grant's read-ahead found this user (undefined: it did not look). */
+export function readAheadAccount(koa: KoaContextWithOIDC, accountId: string): boolean | undefined {
+  const accounts = readAheads.get(koa)?.accounts;
+  const exists = accounts?.get(accountId);
+  accounts?.delete(accountId);
+  return exists;
 }
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -131,9 +169,50 @@ class PgAdapter implements Adapter {
   }
 
   async find(id: string) {
-    const payload = await this.#findBy('id', this.#key(id));
+    const key = this.#key(id);
+    const ahead = this.#model === 'Client' ? await this.#readAhead(key) : takeReadAhead(this.#model, key);
+    const payload =
+      ahead === undefined ? await this.#findBy('id', key) : ahead ? this.#fromRow(ahead) : undefined;
     if (payload && this.#secretIds) payload.jti = id;
     return payload;
+  }
+
+  /**
+   * A refresh grant looks up the client, then the refresh token, its grant and its account, one statement
+   * each. All four are known from the request once the client is asked for, so they come in one statement
+   * (and one snapshot); the later calls of the same request take their row from it, once each.
+   * Undefined when this is not a refresh grant's client look-up: the caller reads the client alone.
+   */
+  async #readAhead(clientId: string): Promise<Row | null | undefined> {
+    const koa = Provider.ctx;
+    if (!koa || readAheads.has(koa) || clientId.includes('\u0000')) return undefined;
+    const params = koa.oidc.params;
+    if (params?.grant_type !== 'refresh_token' || typeof params.refresh_token !== 'string') return undefined;
+    const refreshKey = storageKey('RefreshToken', params.refresh_token);
+    const [row] = await this.#db.execute<ReadAheadRow[]>(
+      `select c.payload as client_payload, c.consumed_at as client_consumed_at,
+         r.payload as refresh_payload, r.consumed_at as refresh_consumed_at,
+         r.grant_id, g.payload as grant_payload, g.consumed_at as grant_consumed_at,
+         r.payload->>'accountId' as account_id,
+         exists (select 1 from users u where u.id = case
+           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+           then (r.payload->>'accountId')::uuid end) as account_exists
+       from (select 1) as one
+       left join oidc_models c on c.model = 'Client' and c.id = ?
+       left join oidc_models r on r.model = 'RefreshToken' and r.id = ?
+       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
+      [clientId, refreshKey],
+    );
+    // A row the statement did not find is recorded as absent (null): asking again would only repeat it.
+    const rowOf = (payload: Row['payload'] | null | undefined, consumedAt: Date | null | undefined) =>
+      payload ? { payload, consumed_at: consumedAt ?? null } : null;
+    const ahead: ReadAhead = { rows: new Map(), accounts: new Map() };
+    ahead.rows.set(`RefreshToken:${refreshKey}`, rowOf(row?.refresh_payload, row?.refresh_consumed_at));
+    if (row?.grant_id)
+      ahead.rows.set(`Grant:${row.grant_id}`, rowOf(row.grant_payload, row.grant_consumed_at));
+    if (row?.account_id) ahead.accounts.set(row.account_id, row.account_exists);
+    readAheads.set(koa, ahead);
+    return rowOf(row?.client_payload, row?.client_consumed_at);
   }
 
   findByUid(uid: string) {

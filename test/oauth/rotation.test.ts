@@ -1,6 +1,7 @@
-// The refresh grant's rotation writes in one statement (src/oauth/refresh-grace.ts): these hold what that
-// must not cost. Parallel refreshes on two instances converge on one successor and keep the grant, reuse
-// after the grace still revokes it, and a rotation that fails half-way stores nothing.
+// The refresh grant's rotation is one read and one write statement (src/oauth/refresh-grace.ts): these hold
+// what that must not cost. Parallel refreshes on two instances converge on one successor and keep the grant,
+// reuse after the grace still revokes it, a rotation that fails half-way stores nothing, and the rows read
+// ahead with the client (the token, its grant, its user) still decide as their own look-ups did.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../support/service.ts';
@@ -9,6 +10,7 @@ import {
   authorize,
   CookieJar,
   inProcessOAuth,
+  register,
   registerPublicClient,
   sql,
   startOAuthService,
@@ -163,5 +165,55 @@ describe('refresh token rotation', () => {
     const next = (await retried.json()) as Tokens;
     expect(next.refresh_token).not.toBe(first.refresh_token);
     expect(await verifier.oauth.verifyAccessToken(next.access_token)).not.toBeNull();
+  });
+
+  it('authenticates a confidential client with its encrypted secret, and a wrong secret burns nothing', async () => {
+    const redirectUri = 'http://127.0.0.1:53119/callback';
+    const registered = await register(service, {
+      client_name: 'Confidential rotation',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    expect(registered.status).toBe(201);
+    const client = (await registered.json()) as { client_id: string; client_secret: string };
+    const first = await tokensFor(client, redirectUri);
+
+    const wrong = await refresh(service, client.client_id, first.refresh_token, { client_secret: 'not-it' });
+    expect(wrong.status).toBe(401);
+    expect(await refreshRows(client.client_id)).toEqual([{ consumed: false, has_successor: false }]);
+
+    const right = await refresh(secondUrl(), client.client_id, first.refresh_token, {
+      client_secret: client.client_secret,
+    });
+    expect(right.status).toBe(200);
+  });
+
+  it('refuses an expired refresh token, one of another client, one whose grant or user is gone', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const other = await registerPublicClient(service);
+
+    const expired = await tokensFor(client, redirectUri);
+    await sql(
+      service,
+      `update oidc_models set payload = jsonb_set(payload, '{exp}', to_jsonb(extract(epoch from now())::int - 5))
+       where model = 'RefreshToken' and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    await expectInvalidGrant(await refresh(service, client.client_id, expired.refresh_token));
+
+    const live = await tokensFor(client, redirectUri);
+    await expectInvalidGrant(await refresh(service, other.client.client_id, live.refresh_token));
+
+    const orphan = await tokensFor(client, redirectUri);
+    const orphanCaller = await verifier.oauth.verifyAccessToken(orphan.access_token);
+    await sql(service, `delete from oidc_models where model = 'Grant' and id = $1`, [
+      orphanCaller!.oauthGrantId,
+    ]);
+    await expectInvalidGrant(await refresh(service, client.client_id, orphan.refresh_token));
+
+    const caller = await verifier.oauth.verifyAccessToken(live.access_token);
+    await sql(service, 'delete from users where id = $1', [caller!.userId]);
+    await expectInvalidGrant(await refresh(service, client.client_id, live.refresh_token));
   });
 });
