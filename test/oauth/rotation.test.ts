@@ -1,4 +1,4 @@
-// The refresh grant's rotation is one read and one write statement (src/oauth/refresh-grace.ts): these hold
+// The refresh grant is one read and one write statement (src/oauth/adapter.ts, refresh-grace.ts): these hold
 // what that must not cost. Parallel refreshes on two instances converge on one successor and keep the grant,
 // reuse after the grace still revokes it, a rotation that fails half-way stores nothing, and the rows read
 // ahead with the client (the token, its grant, its user) still decide as their own look-ups did.
