@@ -1,8 +1,8 @@
 // oidc-provider's storage contract (clients, sessions, interactions, codes, grants, tokens) on one
 // PostgreSQL table, `oidc_models`, so every instance sees the same state and a restart loses nothing.
 import { createHash } from 'node:crypto';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { errors } from 'oidc-provider';
+import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
 
@@ -11,17 +11,79 @@ export interface AdapterOptions {
   cipher: FieldCipher;
   /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
   refreshGraceSeconds: number;
-  /**
-   * True (once) for a refresh token whose rotation claim (refresh-grace.ts) already set consumed_at in this
-   * request, so consume() need not send the same update again.
-   */
-  consumedByClaim?: (key: string) => boolean;
+  /** The refresh grant's rotation (refresh-grace.ts), which writes its claim and new tokens together. */
+  rotation?: RotationWrites;
+}
+
+/** A row as the adapter would write it; `id` is oidc-provider's own id (for tokens, the secret itself). */
+export interface PendingRow {
+  model: string;
+  id: string;
+  key: string;
+  json: string;
+  grantId: string | null;
+  userCode: string | null;
+  uid: string | null;
+  expiresIn: number;
+}
+
+export interface RotationWrites {
+  /** True when the rotating request will set this refresh token's consumed_at in its own statement. */
+  defersConsume(key: string): boolean;
+  /** Takes a new token's row into the rotation's statement (true), or leaves it to the adapter (false). */
+  take(row: PendingRow): Promise<boolean>;
+}
+
+/** The columns and one row's placeholders of an insert into oidc_models, in the order rowParams() gives. */
+export const INSERT_COLUMNS = '(model, id, payload, grant_id, user_code, uid, expires_at)';
+export const ROW_PLACEHOLDERS =
+  '(?::text, ?::text, ?::jsonb, ?::text, ?::text, ?::text, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)';
+
+export function rowParams(row: PendingRow): unknown[] {
+  return [row.model, row.key, row.json, row.grantId, row.userCode, row.uid, row.expiresIn, row.expiresIn];
 }
 
 interface Row {
   payload: AdapterPayload & { client_secret_encrypted?: string };
   consumed_at: Date | null;
-  expires_at: Date | null;
+}
+
+interface ReadAheadRow {
+  client_payload: Row['payload'] | null;
+  client_consumed_at: Date | null;
+  refresh_payload: Row['payload'] | null;
+  refresh_consumed_at: Date | null;
+  grant_id: string | null;
+  grant_payload: Row['payload'] | null;
+  grant_consumed_at: Date | null;
+  account_id: string | null;
+  account_exists: boolean;
+}
+
+/** Rows (null: known absent) and account existence read ahead for one request, by `model:key`. */
+interface ReadAhead {
+  rows: Map<string, Row | null>;
+  accounts: Map<string, boolean>;
+}
+
+// Per request (oidc-provider's context object), so nothing outlives the request or is shared across
+// requests: another instance never needs what is here.
+const readAheads = new WeakMap<KoaContextWithOIDC, ReadAhead>();
+
+function takeReadAhead(model: string, key: string): Row | null | undefined {
+  const koa = Provider.ctx;
+  const rows = koa && readAheads.get(koa)?.rows;
+  const row = rows?.get(`${model}:${key}`);
+  if (row !== undefined) rows!.delete(`${model}:${key}`);
+  return row;
+}
+
+/** For findAccount: whether the refresh grant's read-ahead found this user (undefined: it did not look). */
+export function readAheadAccount(koa: KoaContextWithOIDC, accountId: string): boolean | undefined {
+  const accounts = readAheads.get(koa)?.accounts;
+  const exists = accounts?.get(accountId);
+  accounts?.delete(accountId);
+  return exists;
 }
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -70,6 +132,20 @@ class PgAdapter implements Adapter {
   // after a consent that added nothing). The payload carries `exp`, so an identical payload means an
   // identical expiry: such a save writes nothing (no new row version, no WAL), it is one statement either way.
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const row = this.#pendingRow(id, payload, expiresIn);
+    if (this.#secretIds && (await this.#options.rotation?.take(row))) return;
+    await this.#db.execute(
+      `insert into oidc_models ${INSERT_COLUMNS} values ${ROW_PLACEHOLDERS}
+       on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
+       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
+         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
+      rowParams(row),
+      'run',
+    );
+  }
+
+  #pendingRow(id: string, payload: AdapterPayload, expiresIn: number): PendingRow {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
     let nul = false;
@@ -80,31 +156,63 @@ class PgAdapter implements Adapter {
     // jsonb cannot hold NUL. What is saved here comes from request parameters (`state=%00` in an
     // authorization request), so it is the client's invalid_request, not a driver error and a 500.
     if (nul) throw new errors.InvalidRequest('a parameter contains a NUL character');
-    await this.#db.execute(
-      `insert into oidc_models (model, id, payload, grant_id, user_code, uid, expires_at)
-       values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int > 0 then now() + make_interval(secs => ?::int) end)
-       on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id,
-         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at
-       where (oidc_models.payload, oidc_models.grant_id, oidc_models.user_code, oidc_models.uid)
-         is distinct from (excluded.payload, excluded.grant_id, excluded.user_code, excluded.uid)`,
-      [
-        this.#model,
-        this.#key(id),
-        json,
-        payload.grantId ?? null,
-        payload.userCode ?? null,
-        payload.uid ?? null,
-        expiresIn ?? 0,
-        expiresIn ?? 0,
-      ],
-      'run',
-    );
+    return {
+      model: this.#model,
+      id,
+      key: this.#key(id),
+      json,
+      grantId: payload.grantId ?? null,
+      userCode: payload.userCode ?? null,
+      uid: payload.uid ?? null,
+      expiresIn: expiresIn ?? 0,
+    };
   }
 
   async find(id: string) {
-    const payload = await this.#findBy('id', this.#key(id));
+    const key = this.#key(id);
+    const ahead = this.#model === 'Client' ? await this.#readAhead(key) : takeReadAhead(this.#model, key);
+    const payload =
+      ahead === undefined ? await this.#findBy('id', key) : ahead ? this.#fromRow(ahead) : undefined;
     if (payload && this.#secretIds) payload.jti = id;
     return payload;
+  }
+
+  /**
+   * A refresh grant looks up the client, then the refresh token, its grant and its account, one statement
+   * each. All four are known from the request once the client is asked for, so they come in one statement
+   * (and one snapshot); the later calls of the same request take their row from it, once each.
+   * Undefined when this is not a refresh grant's client look-up: the caller reads the client alone.
+   */
+  async #readAhead(clientId: string): Promise<Row | null | undefined> {
+    const koa = Provider.ctx;
+    if (!koa || readAheads.has(koa) || clientId.includes('\u0000')) return undefined;
+    const params = koa.oidc.params;
+    if (params?.grant_type !== 'refresh_token' || typeof params.refresh_token !== 'string') return undefined;
+    const refreshKey = storageKey('RefreshToken', params.refresh_token);
+    const [row] = await this.#db.execute<ReadAheadRow[]>(
+      `select c.payload as client_payload, c.consumed_at as client_consumed_at,
+         r.payload as refresh_payload, r.consumed_at as refresh_consumed_at,
+         r.grant_id, g.payload as grant_payload, g.consumed_at as grant_consumed_at,
+         r.payload->>'accountId' as account_id,
+         exists (select 1 from users u where u.id = case
+           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+           then (r.payload->>'accountId')::uuid end) as account_exists
+       from (select 1) as one
+       left join oidc_models c on c.model = 'Client' and c.id = ?
+       left join oidc_models r on r.model = 'RefreshToken' and r.id = ?
+       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
+      [clientId, refreshKey],
+    );
+    // A row the statement did not find is recorded as absent (null): asking again would only repeat it.
+    const rowOf = (payload: Row['payload'] | null | undefined, consumedAt: Date | null | undefined) =>
+      payload ? { payload, consumed_at: consumedAt ?? null } : null;
+    const ahead: ReadAhead = { rows: new Map(), accounts: new Map() };
+    ahead.rows.set(`RefreshToken:${refreshKey}`, rowOf(row?.refresh_payload, row?.refresh_consumed_at));
+    if (row?.grant_id)
+      ahead.rows.set(`Grant:${row.grant_id}`, rowOf(row.grant_payload, row.grant_consumed_at));
+    if (row?.account_id) ahead.accounts.set(row.account_id, row.account_exists);
+    readAheads.set(koa, ahead);
+    return rowOf(row?.client_payload, row?.client_consumed_at);
   }
 
   findByUid(uid: string) {
@@ -116,7 +224,7 @@ class PgAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    if (this.#model === 'RefreshToken' && this.#options.consumedByClaim?.(this.#key(id))) return;
+    if (this.#model === 'RefreshToken' && this.#options.rotation?.defersConsume(this.#key(id))) return;
     // The first consumption time is kept (never moved forward), so the refresh grace window cannot be
     // stretched by using the old token again and again.
     const result = await this.#db.execute<{ affectedRows: number }>(
@@ -164,11 +272,14 @@ class PgAdapter implements Adapter {
     // for `client_id=%00`) where the answer is simply "no such client, code or session".
     if (value.includes('\u0000')) return undefined;
     const rows = await this.#db.execute<Row[]>(
-      `select payload, consumed_at, expires_at from oidc_models where model = ? and ${column} = ? limit 1`,
+      `select payload, consumed_at from oidc_models where model = ? and ${column} = ? limit 1`,
       [this.#model, value],
     );
     const row = rows[0];
-    if (!row) return undefined;
+    return row ? this.#fromRow(row) : undefined;
+  }
+
+  #fromRow(row: Row): AdapterPayload {
     const payload = this.#open(row.payload);
     if (row.consumed_at && !this.#withinRefreshGrace(new Date(row.consumed_at))) {
       payload.consumed = epoch(new Date(row.consumed_at));

@@ -14,7 +14,7 @@ import { findRememberedGrantId } from '../domain/connected-apps.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
 import { errorPage } from '../web/authorization-pages.ts';
-import { createAdapterFactory } from './adapter.ts';
+import { createAdapterFactory, readAheadAccount } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
@@ -65,7 +65,7 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
       orm,
       cipher: ctx.cipher,
       refreshGraceSeconds: REFRESH_GRACE_SECONDS,
-      consumedByClaim: refreshGrace.consumedByClaim,
+      rotation: refreshGrace,
     }),
     // No built-in clients: our own pages use the browser session (src/identity), not OAuth.
     clients: [],
@@ -147,7 +147,7 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
     // Always rotate, except that parallel refreshes within the grace period share one successor.
-    rotateRefreshToken: async (koa) => {
+    rotateRefreshToken: (koa) => {
       refuseUngrantedResource(koa);
       return refreshGrace.claim(koa);
     },
@@ -171,9 +171,9 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
       const remembered = await findRememberedGrantId(orm, oidc.session.accountId, oidc.client!.clientId);
       return remembered ? oidc.provider.Grant.find(remembered) : undefined;
     },
-    findAccount: async (_koa, sub) => {
-      const user = await orm.em.fork().findOne(User, { id: sub });
-      if (!user) return undefined;
+    findAccount: async (koa, sub) => {
+      const exists = readAheadAccount(koa, sub) ?? (await orm.em.fork().findOne(User, { id: sub })) !== null;
+      if (!exists) return undefined;
       return { accountId: sub, claims: () => ({ sub }) };
     },
     renderError: (koa, out) => {

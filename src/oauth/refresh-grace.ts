@@ -3,43 +3,69 @@
 // that refreshed twice at once, or retried after a lost answer) gets a fresh access token and that same
 // successor instead of a new one, so one token never forks into parallel chains. After the grace period
 // the old token is a replay and oidc-provider revokes the whole grant (every token issued under it).
+//
+// A rotation is one write statement: the claim on the old token (the conditional update exactly one request
+// wins), its encrypted successor, the new refresh token and the access token. oidc-provider saves the new
+// refresh token and then the access token; the first is held back until the second, and both go with the
+// claim. So a rotation commits whole or not at all (a failure in between leaves the old token unconsumed and
+// stores nothing), a claimed token always carries its successor, and a request that loses the claim finds
+// the successor the moment it can see the claim.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
-import { storageKey } from './adapter.ts';
+import {
+  INSERT_COLUMNS,
+  type PendingRow,
+  ROW_PLACEHOLDERS,
+  type RotationWrites,
+  rowParams,
+  storageKey,
+} from './adapter.ts';
 
-/** How long a request that lost the race waits for the winner to store the successor. */
+/**
+ * How long a request that lost the claim waits for the successor. The claim and the successor commit
+ * together, so it is there at once; waiting covers a token claimed by an instance of the previous release
+ * (which stored the successor after the claim) during a rolling deployment.
+ */
 const SUCCESSOR_WAIT_MS = 3000;
 const SUCCESSOR_POLL_MS = 20;
 
 /** Where the successor is kept on the rotated token's row: encrypted, bound to that row. */
 const SUCCESSOR_FIELD = 'successor_encrypted';
 
-export interface RefreshGrace {
+interface Rotation {
+  /** Storage key of the refresh token being rotated. */
+  rotatedKey: string;
+  /** The new refresh token's row, held until the access token's. */
+  successor?: PendingRow;
+  settled: boolean;
+  /** When another request had rotated the token: its successor, for this answer. */
+  handOut?: string;
+}
+
+export interface RefreshGrace extends RotationWrites {
   /**
-   * Called by oidc-provider's rotateRefreshToken hook: true when this request is the first to present the
-   * token and rotates it; false when another request already did, in which case this one will hand out the
-   * stored successor (see `middleware`). Refuses (invalid_grant) when no successor appears in time.
+   * Called by oidc-provider's rotateRefreshToken hook: always rotate. Whether this request or a parallel
+   * one rotates is decided when the rotation is written (see `take`); a request that loses hands out the
+   * stored successor instead (see `middleware`).
    */
-  claim(koa: KoaContextWithOIDC): Promise<boolean>;
-  /** provider.use(): stores the successor a rotation produced, or puts it into a parallel request's answer. */
+  claim(koa: KoaContextWithOIDC): boolean;
+  /** provider.use(): puts a parallel request's successor into the answer. */
   middleware(koa: KoaContextWithOIDC, next: () => Promise<void>): Promise<void>;
-  /**
-   * For the adapter's consume(): true, once, when claim() won this token's rotation moments ago (its update
-   * already set consumed_at), so the rotation sends that update once instead of twice.
-   */
-  consumedByClaim(key: string): boolean;
 }
 
 export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace {
   const db = () => orm.em.getConnection();
-  const successors = new WeakMap<KoaContextWithOIDC, string>();
-  // oidc-provider calls consume() right after a claim that returned true; an entry that somehow is never
-  // taken is dropped at the next claim after a minute, so the set cannot grow.
-  const claimed = new Map<string, number>();
+  // Per request, keyed by oidc-provider's context object: nothing here outlives the request.
+  const rotations = new WeakMap<KoaContextWithOIDC, Rotation>();
   const keyOf = (value: string) => storageKey('RefreshToken', value);
   const aad = (key: string) => `oidc-refresh-successor:${key}`;
+  const current = () => {
+    const koa = Provider.ctx;
+    const rotation = koa && rotations.get(koa);
+    return rotation && !rotation.settled ? rotation : undefined;
+  };
 
   async function storedSuccessor(key: string): Promise<string | undefined> {
     const rows = await db().execute<{ successor: string | null }[]>(
@@ -50,57 +76,73 @@ export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace 
     return sealed ? cipher.decrypt(Buffer.from(sealed, 'base64'), aad(key)) : undefined;
   }
 
+  /** Writes the rotation (with the access token's row, when given); false when another request won it. */
+  async function settle(rotation: Rotation, access?: PendingRow): Promise<boolean> {
+    rotation.settled = true;
+    const successor = rotation.successor!;
+    const sealed = cipher.encrypt(successor.id, aad(rotation.rotatedKey)).toString('base64');
+    const rows = access ? [successor, access] : [successor];
+    const [result] = await db().execute<{ won: number }[]>(
+      `with claim as (
+         update oidc_models set consumed_at = now(),
+           payload = payload || jsonb_build_object('${SUCCESSOR_FIELD}', ?::text)
+         where model = 'RefreshToken' and id = ? and consumed_at is null
+         returning id
+       ), issued as (
+         insert into oidc_models ${INSERT_COLUMNS}
+         select * from (values ${rows.map(() => ROW_PLACEHOLDERS).join(', ')}) as v
+         where exists (select 1 from claim)
+       )
+       select count(*)::int as won from claim`,
+      [sealed, rotation.rotatedKey, ...rows.flatMap(rowParams)],
+    );
+    if (result?.won === 1) return true;
+    // Another request claimed the token first (its statement has committed: ours waited on the row), or the
+    // token was revoked meanwhile (no row, so no successor).
+    const deadline = Date.now() + SUCCESSOR_WAIT_MS;
+    for (;;) {
+      const stored = await storedSuccessor(rotation.rotatedKey);
+      if (stored) {
+        rotation.handOut = stored;
+        return false;
+      }
+      if (Date.now() > deadline) throw new errors.InvalidGrant('refresh token already used');
+      await sleep(SUCCESSOR_POLL_MS);
+    }
+  }
+
   return {
-    async claim(koa) {
-      const value = String(koa.oidc.params?.refresh_token);
-      const key = keyOf(value);
-      // The same conditional update the adapter's consume() runs: exactly one request wins it.
-      const won = await db().execute<{ affectedRows: number }>(
-        `update oidc_models set consumed_at = now() where model = 'RefreshToken' and id = ? and consumed_at is null`,
-        [key],
-        'run',
-      );
-      if (won.affectedRows === 1) {
-        const now = Date.now();
-        for (const [stale, at] of claimed) if (now - at > 60_000) claimed.delete(stale);
-        claimed.set(key, now);
-        return true;
-      }
-      const deadline = Date.now() + SUCCESSOR_WAIT_MS;
-      for (;;) {
-        const successor = await storedSuccessor(key);
-        if (successor) {
-          successors.set(koa, successor);
-          return false;
-        }
-        if (Date.now() > deadline) throw new errors.InvalidGrant('refresh token already used');
-        await sleep(SUCCESSOR_POLL_MS);
-      }
+    claim(koa) {
+      rotations.set(koa, { rotatedKey: keyOf(String(koa.oidc.params?.refresh_token)), settled: false });
+      return true;
     },
 
-    consumedByClaim(key) {
-      return claimed.delete(key);
+    defersConsume(key) {
+      return current()?.rotatedKey === key;
+    },
+
+    async take(row) {
+      const rotation = current();
+      if (!rotation) return false;
+      if (row.model === 'RefreshToken' && !rotation.successor) {
+        rotation.successor = row;
+        return true;
+      }
+      // A request that lost the claim still answers with a fresh access token: the adapter writes it.
+      if (row.model === 'AccessToken' && rotation.successor) return settle(rotation, row);
+      return false;
     },
 
     async middleware(koa, next) {
       await next();
-      if (koa.oidc?.route !== 'token' || koa.status !== 200) return;
+      const rotation = rotations.get(koa);
+      if (!rotation || koa.status !== 200) return;
+      // oidc-provider saves the access token after the refresh token; should a version not, the held
+      // refresh token is written here rather than handed out unstored.
+      if (!rotation.settled && rotation.successor) await settle(rotation);
       const body = koa.body as { refresh_token?: unknown } | undefined;
-      if (!body || typeof body.refresh_token !== 'string') return;
-      const successor = successors.get(koa);
-      if (successor) {
-        body.refresh_token = successor;
-        return;
-      }
-      if (!koa.oidc.entities.RotatedRefreshToken) return;
-      const key = keyOf(String(koa.oidc.params?.refresh_token));
-      const sealed = cipher.encrypt(body.refresh_token, aad(key)).toString('base64');
-      await db().execute(
-        `update oidc_models set payload = payload || jsonb_build_object('${SUCCESSOR_FIELD}', ?::text)
-         where model = 'RefreshToken' and id = ?`,
-        [sealed, key],
-        'run',
-      );
+      if (rotation.handOut && body && typeof body.refresh_token === 'string')
+        body.refresh_token = rotation.handOut;
     },
   };
 }
