@@ -177,6 +177,7 @@ const TARGET_ACCOUNT = `select a.*,
 export interface Target {
   accountId: string;
   handle: string;
+  kind: IAccount['kind'];
   readonly account: IAccount;
   roles: Set<Role>;
 }
@@ -264,6 +265,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       target = {
         accountId: accountRow.id as string,
         handle: accountRow.handle as string,
+        kind: accountRow.kind as IAccount['kind'],
         get account() {
           account ??= em.map(Account, accountRow);
           return account;

@@ -10,7 +10,7 @@ import {
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
-import { findOrganization } from './organizations.ts';
+import { findOrganization, noOrganization } from './organizations.ts';
 
 interface MemberRow {
   id: string;
@@ -22,23 +22,27 @@ interface MemberRow {
 }
 
 /** Members with their personal account handle, in one query; keyset-paginated on the membership id. */
+/** An organization by its id, or by its account's id (a read that needs no organization entity). */
+type OrganizationKey = { id: string } | { accountId: string };
+
 function memberRows(
   em: EntityManager,
-  organizationId: string,
+  organization: OrganizationKey,
   filter: { afterId?: string; limit?: number; handle?: string; userId?: string },
 ): Promise<MemberRow[]> {
+  const byId = 'id' in organization;
   return em.execute<MemberRow[]>(
     `select m.id, m.user_id, a.handle, u.display_name, m.role, m.created_at
        from memberships m
        join users u on u.id = m.user_id
        join accounts a on a.user_id = m.user_id
-      where m.organization_id = ?
+      where m.organization_id = ${byId ? '?' : '(select id from organizations where account_id = ?)'}
         and (?::uuid is null or m.id > ?::uuid)
         and (?::text is null or a.handle = ?::text)
         and (?::uuid is null or m.user_id = ?::uuid)
       order by m.id asc limit ?`,
     [
-      organizationId,
+      byId ? organization.id : organization.accountId,
       filter.afterId ?? null,
       filter.afterId ?? null,
       filter.handle ?? null,
@@ -61,7 +65,7 @@ function serializeMember(row: MemberRow): Schemas.Member {
 
 /** The membership named by the `{user}` path parameter (a personal account handle), or 404. */
 async function findMember(op: OperationContext, organization: IOrganization) {
-  const [row] = await memberRows(op.em, organization.id, { handle: op.params.user });
+  const [row] = await memberRows(op.em, organization, { handle: op.params.user });
   if (!row) {
     throw problems.notFound(`"${op.params.user}" is not a member of "${organization.account.handle}".`);
   }
@@ -116,12 +120,17 @@ async function endMembership(
 
 export const memberHandlers = {
   async listMembers(op) {
-    const organization = await findOrganization(op);
+    const { kind, accountId, handle } = op.target!;
+    if (kind !== 'organization') throw noOrganization(handle);
     const request = pageRequest(op.query);
-    const rows = await memberRows(op.em, organization.id, {
-      afterId: request.afterId,
-      limit: request.limit + 1,
-    });
+    const rows = await memberRows(
+      op.em,
+      { accountId },
+      {
+        afterId: request.afterId,
+        limit: request.limit + 1,
+      },
+    );
     return { status: 200, body: page(rows, request, serializeMember) };
   },
 
@@ -151,7 +160,7 @@ export const memberHandlers = {
       { account: { handle, kind: 'organization' } },
       { populate: ['account'] },
     );
-    const [row] = organization ? await memberRows(op.em, organization.id, { userId: op.caller.userId }) : [];
+    const [row] = organization ? await memberRows(op.em, organization, { userId: op.caller.userId }) : [];
     if (!organization || !row) throw problems.notFound(`You are not a member of "${handle}".`);
     await endMembership(op, organization, row, 'member.leave');
     return { status: 204 };

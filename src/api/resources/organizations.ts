@@ -56,8 +56,12 @@ export async function findOrganization(op: OperationContext): Promise<IOrganizat
     account.kind === 'organization'
       ? await op.em.findOne(Organization, { account: account.id }, { populate: ['account'] })
       : null;
-  if (!organization) throw problems.notFound(`No organization "${account.handle}", or you cannot see it.`);
+  if (!organization) throw noOrganization(account.handle);
   return organization;
+}
+
+export function noOrganization(handle: string) {
+  return problems.notFound(`No organization "${handle}", or you cannot see it.`);
 }
 
 interface MyOrganizationRow {
