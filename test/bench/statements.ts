@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/index.ts';
 import { startServer } from '../../src/server.ts';
-import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
-import { admin, databases, prepareDatabase } from './setup.ts';
+import { admin, databases, prepareDatabase, refreshTokenSource } from './setup.ts';
 
 const serverUrl = process.env.DATABASE_URL;
 if (!serverUrl) {
@@ -80,34 +79,15 @@ try {
       }),
     }),
   );
-  const ours = { url: service.url, config: {} } as never;
-  const { client, redirectUri } = await registerPublicClient(ours);
-  const tokens: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const { code, verifier } = await authorize(ours, new CookieJar(), client, redirectUri, {
-      handle: `s${Date.now().toString(36)}${i}`,
-      create: true,
-    });
-    const issued = await fetch(`${service.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: redirectUri,
-        client_id: client.client_id,
-      }).toString(),
-    });
-    tokens.push(((await issued.json()) as { refresh_token: string }).refresh_token);
-  }
+  const ours = await refreshTokenSource(service.url, 's');
+  const tokens = await ours.mint(2);
   await count('POST /oauth/token (refresh grant)', () =>
     fetch(`${service.url}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'refresh_token',
-        client_id: client.client_id,
+        client_id: ours.clientId,
         refresh_token: tokens.shift()!,
       }).toString(),
     }),
