@@ -7,9 +7,8 @@ import { resourceFor } from '../../src/oauth/index.ts';
 import { sdkClient } from '../support/fixtures.ts';
 import { useService } from '../support/suite.ts';
 import {
-  authorize,
   CookieJar,
-  registerPublicClient,
+  connectPublicClient,
   sql,
   startOAuthService,
   tokenRequest,
@@ -20,27 +19,15 @@ const service = useService(() => startOAuthService());
 
 /** A new user who connects a new app to the REST API; returns the app's tokens. */
 async function connectApp(handle: string, jar: CookieJar, create: boolean) {
-  const { client, redirectUri } = await registerPublicClient(service);
-  const { code, verifier } = await authorize(
+  const { client, tokens } = await connectPublicClient(
     service,
     jar,
-    client,
-    redirectUri,
     { handle, create },
     {
       scope: 'project:read token:read token:write apps:read apps:write',
       resource: resourceFor('rest', service.config.baseUrl),
     },
   );
-  const response = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: client.client_id,
-    code,
-    code_verifier: verifier,
-    redirect_uri: redirectUri,
-  });
-  expect(response.status).toBe(200);
-  const tokens = (await response.json()) as { access_token: string; refresh_token: string };
   return { clientId: client.client_id, ...tokens };
 }
 

@@ -199,7 +199,7 @@ export async function authorize(
 }
 
 export function tokenRequest(
-  service: TestService,
+  service: Pick<TestService, 'url'>,
   fields: Record<string, string>,
   headers: Record<string, string> = {},
 ) {
@@ -208,6 +208,54 @@ export function tokenRequest(
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields).toString(),
   });
+}
+
+/** What the token endpoint answers a successful code exchange with. */
+export interface IssuedTokens {
+  access_token: string;
+  refresh_token: string;
+  scope: string;
+}
+
+/**
+ * Exchanges an authorized code (with its PKCE verifier) at /oauth/token and insists on a 200: the last step
+ * of every sign-in-and-consent setup, said once. `extra` fields (a resource, a scope) are sent along.
+ */
+export async function exchangeCode(
+  service: Pick<TestService, 'url'>,
+  client: { client_id: string },
+  redirectUri: string,
+  authorized: { code: string; verifier: string },
+  extra: Record<string, string> = {},
+): Promise<IssuedTokens> {
+  const response = await tokenRequest(service, {
+    grant_type: 'authorization_code',
+    client_id: client.client_id,
+    code: authorized.code,
+    code_verifier: authorized.verifier,
+    redirect_uri: redirectUri,
+    ...extra,
+  });
+  if (response.status !== 200)
+    throw new Error(`code exchange answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as IssuedTokens;
+}
+
+/**
+ * A public client registered, taken through sign-in and consent in `jar`, and its code exchanged: an app
+ * connected the way a person connects one, which many suites need before they can say anything else.
+ */
+export async function connectPublicClient(
+  service: TestService,
+  jar: CookieJar,
+  browser: BrowserOptions,
+  params: Record<string, string> = {},
+  options: { metadata?: Record<string, unknown>; exchange?: Record<string, string> } = {},
+): Promise<{ client: oauth.Client; redirectUri: string; code: string; tokens: IssuedTokens }> {
+  const { client, redirectUri } = await registerPublicClient(service, options.metadata);
+  const authorized = await authorize(service, jar, client, redirectUri, browser, params);
+  const tokens = await exchangeCode(service, client, redirectUri, authorized, options.exchange);
+  return { client, redirectUri, code: authorized.code, tokens };
 }
 
 /**
