@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { CookieJar, connectPublicClient, startOAuthService } from '../oauth/helpers.ts';
+import { CookieJar, connectPublicClient } from '../oauth/helpers.ts';
 import { createTestUser, sdkClient } from '../support/fixtures.ts';
-import { useService, useUsers } from '../support/suite.ts';
+import { useOAuthService, useUsers } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const { ada } = useUsers(service, 'ada');
 
 /** Ada connects an OAuth app through sign-in and consent; returns its client id and access token. */

@@ -4,18 +4,11 @@
 
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import {
-  CookieJar,
-  postForm,
-  registerPublicClient,
-  sql,
-  startOAuthService,
-  uniqueHandle,
-} from '../oauth/helpers.ts';
+import { CookieJar, postForm, registerPublicClient, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 /** Development sign-in (this suite tests sessions, not providers); returns the Set-Cookie of the session. */
 async function signIn(jar: CookieJar, handle: string): Promise<string> {

@@ -5,17 +5,10 @@ import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { sdkClient } from '../support/fixtures.ts';
-import { useService } from '../support/suite.ts';
-import {
-  CookieJar,
-  connectPublicClient,
-  sql,
-  startOAuthService,
-  tokenRequest,
-  uniqueHandle,
-} from './helpers.ts';
+import { useOAuthService } from '../support/suite.ts';
+import { CookieJar, connectPublicClient, sql, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 /** A new user who connects a new app to the REST API; returns the app's tokens. */
 async function connectApp(handle: string, jar: CookieJar, create: boolean) {

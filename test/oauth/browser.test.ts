@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/environment.ts';
-import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
-import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
+import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
+import { register, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;

@@ -5,19 +5,18 @@ import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 import {
   CookieJar,
   register,
   registerPublicClient,
   runAuthorization,
   sql,
-  startOAuthService,
   tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 async function registerConfidentialClient() {
   const redirectUri = 'http://127.0.0.1:53118/callback';

@@ -3,19 +3,18 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 import {
   authorize,
   CookieJar,
   inProcessOAuth,
   registerPublicClient,
   sql,
-  startOAuthService,
   tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 const handle = uniqueHandle('neg');
 let jar: CookieJar;

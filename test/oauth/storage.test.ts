@@ -6,17 +6,10 @@ import { createFieldCipher } from '../../src/lib/field-encryption.ts';
 import { createAdapterFactory } from '../../src/oauth/adapter.ts';
 import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
-import {
-  CookieJar,
-  connectPublicClient,
-  sql,
-  startOAuthService,
-  tokenRequest,
-  uniqueHandle,
-} from './helpers.ts';
+import { useOAuthService } from '../support/suite.ts';
+import { CookieJar, connectPublicClient, sql, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 describe('OAuth state at rest', () => {
   it('keeps codes and tokens only as hashes, and they still work', async () => {

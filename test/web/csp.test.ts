@@ -6,18 +6,11 @@ import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { formActionSource } from '../../src/lib/csp.ts';
-import {
-  CookieJar,
-  csrfOf,
-  postForm,
-  registerPublicClient,
-  startOAuthService,
-  uniqueHandle,
-} from '../oauth/helpers.ts';
+import { CookieJar, csrfOf, postForm, registerPublicClient, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
-import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
+import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;
