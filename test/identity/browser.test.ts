@@ -1,8 +1,13 @@
-import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { register, sql, tokenRequest, uniqueHandle } from '../oauth/helpers.ts';
+import {
+  authorizationRequest,
+  exchangeCode,
+  registerPublicClient,
+  sql,
+  uniqueHandle,
+} from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
@@ -43,27 +48,17 @@ afterAll(async () => {
 
 /** An MCP client's authorization in this page: it must reach consent at once, be approved, and pay out. */
 async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {
-  const registered = await register(service, {
+  const { client } = await registerPublicClient(service, {
     client_name: 'Agent',
     redirect_uris: [loopback.uri],
-    token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
   });
-  const client = (await registered.json()) as { client_id: string };
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: loopback.uri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
+  const { url, verifier } = await authorizationRequest(service, client, loopback.uri, {
     state: 'mcp-state',
     scope: 'project:read',
     resource: `${service.url}/mcp`,
-  }).toString();
+  });
   const before = received.length;
-  await page.goto(url.toString());
+  await page.goto(url);
   if (signInFirst) {
     // Not signed in yet: the authorization's sign-in step offers the providers; back here afterwards.
     expect(await page.title()).toContain('Sign in');
@@ -75,15 +70,10 @@ async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => P
   await page.getByRole('button', { name: 'Approve' }).click();
   await expect.poll(() => received.length).toBe(before + 1);
   const callback = received.at(-1)!;
-  const token = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: client.client_id,
+  const { access_token: accessToken } = await exchangeCode(service, client, loopback.uri, {
     code: callback.searchParams.get('code')!,
-    code_verifier: verifier,
-    redirect_uri: loopback.uri,
+    verifier,
   });
-  expect(token.status).toBe(200);
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
   // The token is good at the MCP endpoint (a tools/list answers with tools, not a 401).
   const mcp = await fetch(`${service.url}/mcp`, {
     method: 'POST',

@@ -1,12 +1,13 @@
 // Consent is remembered per user and client, asks again only for new scopes, and the connected-apps
 // domain functions list and revoke it.
 
-import * as oauth from 'oauth4webapi';
+import type * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
 import { useOAuthService } from '../support/suite.ts';
 import {
+  authorizationRequest,
   CookieJar,
   register,
   registerPublicClient,
@@ -39,18 +40,11 @@ async function authorizeWith(
   create = false,
   secret?: string,
 ) {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
+  const { url, verifier } = await authorizationRequest(service, { client_id: clientId }, redirectUri, {
     state: 's',
     scope,
-  }).toString();
-  const { callback, pages } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+  });
+  const { callback, pages } = await runAuthorization(service, jar, url, redirectUri, {
     handle,
     create,
   });
@@ -155,18 +149,12 @@ describe('public clients (no secret)', () => {
     expect(same.pages[0]).toContain('name="decision"');
 
     // prompt=none cannot skip the person: the client gets an error and no code.
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: otherPort,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
+    const { url } = await authorizationRequest(service, client, otherPort, {
       state: 's',
       scope: 'project:read',
       prompt: 'none',
-    }).toString();
-    const { callback } = await runAuthorization(service, jar, url.toString(), otherPort, { handle });
+    });
+    const { callback } = await runAuthorization(service, jar, url, otherPort, { handle });
     expect(callback.searchParams.get('code')).toBeNull();
     expect(callback.searchParams.get('error')).toBe('interaction_required');
   });

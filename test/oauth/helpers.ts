@@ -171,6 +171,30 @@ export interface AuthorizedCode {
   callback: URL;
 }
 
+/**
+ * The URL of an authorization request for `client` with a fresh PKCE pair (S256), plus its verifier: what
+ * every test that walks the pages itself (in a real browser, or step by step) starts from. `params` adds
+ * the state, scope and the rest.
+ */
+export async function authorizationRequest(
+  service: Pick<TestService, 'url'>,
+  client: { client_id: string },
+  redirectUri: string,
+  params: Record<string, string> = {},
+): Promise<{ url: string; verifier: string }> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...params,
+  }).toString();
+  return { url: url.toString(), verifier };
+}
+
 /** Registers nothing: authorizes an existing client through the pages and returns the code. */
 export async function authorize(
   service: TestService,
@@ -180,19 +204,12 @@ export async function authorize(
   browser: BrowserOptions,
   params: Record<string, string> = {},
 ): Promise<AuthorizedCode> {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
+  const { url, verifier } = await authorizationRequest(service, client, redirectUri, {
     state: 'st',
     scope: 'project:read',
     ...params,
-  }).toString();
-  const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, browser);
+  });
+  const { callback } = await runAuthorization(service, jar, url, redirectUri, browser);
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code in ${callback}`);
   return { code, verifier, callback };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { useOAuthService } from '../support/suite.ts';
 import {
+  authorizationRequest,
   authorize,
   CookieJar,
   inProcessOAuth,
@@ -132,17 +133,9 @@ describe('authorization requests', () => {
 
   it('returns access_denied to the client when the user denies', async () => {
     const { client, redirectUri } = await registerPublicClient(service);
-    const url = new URL(`${service.url}/oauth/authorize`);
     const { runAuthorization } = await import('./helpers.ts');
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
-      state: 'st',
-    }).toString();
-    const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+    const { url } = await authorizationRequest(service, client, redirectUri, { state: 'st' });
+    const { callback } = await runAuthorization(service, jar, url, redirectUri, {
       ...browser(),
       decision: 'deny',
     });
