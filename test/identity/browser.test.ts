@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import {
   authorizationRequest,
@@ -10,41 +10,13 @@ import {
 } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
-import { freePort } from '../support/ports.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { useChromium, useLoopbackCallback } from '../support/suite.ts';
-import { type GithubStandIn, type OidcUpstream, startGithubStandIn, startOidcUpstream } from './upstream.ts';
+import { useUpstreamSignIn } from './upstream.ts';
 
-let service: TestService;
-let google: OidcUpstream;
-let github: GithubStandIn;
+const { service, upstream: google, github } = useUpstreamSignIn('google', { asGoogle: true });
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;
-
-beforeAll(async () => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  google = await startOidcUpstream([`${base}/signin/callback/google`]);
-  github = await startGithubStandIn();
-  service = await startTestService({
-    PORT: String(port),
-    BASE_URL: base,
-    DEV_LOGIN: 'false',
-    GOOGLE_CLIENT_ID: google.clientId,
-    GOOGLE_CLIENT_SECRET: google.clientSecret,
-    GOOGLE_ISSUER: google.issuer,
-    GITHUB_CLIENT_ID: github.clientId,
-    GITHUB_CLIENT_SECRET: github.clientSecret,
-    GITHUB_URL: github.url,
-    GITHUB_API_URL: github.url,
-  });
-});
-afterAll(async () => {
-  await service?.close();
-  await google?.close();
-  await github?.close();
-});
 
 /** An MCP client's authorization in this page: it must reach consent at once, be approved, and pay out. */
 async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {

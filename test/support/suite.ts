@@ -20,7 +20,7 @@ import { createTestUser, type TestUser } from './fixtures.ts';
 import { startTestService, type TestService } from './service.ts';
 
 /** A stand-in for an object made later (in beforeAll): every use is passed on to the real one. */
-function lateBound<T extends object>(what: string): { handle: T; bind(value: T): void } {
+export function lateBound<T extends object>(what: string): { handle: T; bind(value: T): void } {
   let target: T | undefined;
   const real = (): T => {
     if (!target) throw new Error(`${what} is used before its beforeAll has set it up`);
