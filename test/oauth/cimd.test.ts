@@ -11,17 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   Client,
-  type OAuthClientInformationMixed,
   type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthTokens,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentFetchRefused, guardedFetch, vettedAddress } from '../../src/oauth/cimd.ts';
-import { launchChromium, MODERN_REVISION } from '../mcp/helpers.ts';
+import { InMemoryOAuthProvider, launchChromium, MODERN_REVISION, recordingFetch } from '../mcp/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -216,11 +213,7 @@ describe('client ID metadata documents at the authorization server', () => {
 });
 
 /** The agent's OAuth state, with a client ID metadata document URL instead of registration. */
-class CimdAgent implements OAuthClientProvider {
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  client: OAuthClientInformationMixed | undefined;
+class CimdAgent extends InMemoryOAuthProvider {
   get clientMetadataUrl() {
     return `${docsOrigin}${goodPath}`;
   }
@@ -230,46 +223,16 @@ class CimdAgent implements OAuthClientProvider {
   get clientMetadata(): OAuthClientMetadata {
     return documentFor(goodPath) as OAuthClientMetadata;
   }
-  state() {
-    return 'cimd-state';
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
 }
 
 describe.skipIf(!hasChromium)('an agent identified by its metadata document', () => {
   it('gets a token through sign-in and consent (which names it and its host) and uses the tools at 2026-07-28', async () => {
-    const agent = new CimdAgent();
+    const agent = new CimdAgent('cimd-state');
     const requests: string[] = [];
-    const recordingFetch: typeof fetch = async (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : input.toString());
-      const response = await fetch(input, init);
-      requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
-      return response;
-    };
     const transport = () =>
       new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), {
         authProvider: agent,
-        fetch: recordingFetch,
+        fetch: recordingFetch(requests),
       });
     const options = { versionNegotiation: { mode: { pin: MODERN_REVISION } } } as const;
 
