@@ -6,7 +6,14 @@ import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { sdkClient } from '../support/fixtures.ts';
 import { useOAuthService } from '../support/suite.ts';
-import { CookieJar, connectPublicClient, sql, tokenRequest, uniqueHandle } from './helpers.ts';
+import {
+  CookieJar,
+  connectPublicClient,
+  pastRotationGrace,
+  sql,
+  tokenRequest,
+  uniqueHandle,
+} from './helpers.ts';
 
 const service = useOAuthService();
 
@@ -107,12 +114,7 @@ describe('account tokens created by an OAuth app', () => {
         refresh_token: app.refresh_token,
       });
     expect((await refresh()).status).toBe(200);
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [app.clientId],
-    );
+    await pastRotationGrace(service, app.clientId);
     expect((await refresh()).status).toBe(400);
     expect(await projectsStatus(child.token, handle)).toBe(401);
   });

@@ -305,3 +305,16 @@ export async function sql(service: TestService, query: string, params: unknown[]
     await client.end();
   }
 }
+
+/**
+ * Moves the client's refresh-token rotations an hour into the past, beyond the grace in which a rotated
+ * token may be sent again: from now on, sending one is a replay. For the replay tests in several suites.
+ */
+export async function pastRotationGrace(service: TestService, clientId: string): Promise<void> {
+  await sql(
+    service,
+    `update oidc_models set consumed_at = consumed_at - interval '1 hour'
+     where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+    [clientId],
+  );
+}

@@ -9,6 +9,7 @@ import {
   authorize,
   CookieJar,
   inProcessOAuth,
+  pastRotationGrace,
   registerPublicClient,
   sql,
   tokenRequest,
@@ -264,12 +265,7 @@ describe('refresh', () => {
     expect(third.refresh_token).not.toBe(successor);
 
     // After the grace, the original is a replay: every token of the grant dies.
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [client.client_id],
-    );
+    await pastRotationGrace(service, client.client_id);
     await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
     await expectOAuthError(await refresh(client.client_id, third.refresh_token), 400, 'invalid_grant');
     for (const t of [...tokens, third])
@@ -283,12 +279,7 @@ describe('refresh', () => {
     const next = (await rotated.json()) as { access_token: string; refresh_token: string };
 
     // Move the rotation an hour into the past: the old token is now a replay.
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [client.client_id],
-    );
+    await pastRotationGrace(service, client.client_id);
     await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
     // The whole grant is gone: the newer refresh and access tokens die with it.
     await expectOAuthError(await refresh(client.client_id, next.refresh_token), 400, 'invalid_grant');
