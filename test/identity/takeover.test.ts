@@ -28,6 +28,21 @@ function githubUser(email: string, verified: boolean) {
   return github.user;
 }
 
+/** Someone new signed in through Google in a jar of their own, with a verified address at example.net. */
+async function signInWithGoogle(prefix: string): Promise<{ login: string; jar: CookieJar }> {
+  const login = uniqueHandle(prefix);
+  google.accounts.set(login, {
+    email: `${login}@example.net`,
+    email_verified: true,
+    preferred_username: login,
+  });
+  const jar = new CookieJar();
+  const start = await jar.fetch(`${service.url}/signin/google`);
+  const back = await upstreamLogin(jar, start.headers.get('location')!, login);
+  expect((await jar.fetch(back)).status).toBe(303);
+  return { login, jar };
+}
+
 async function whoIsSignedIn(jar: CookieJar): Promise<string | undefined> {
   const page = await jar.fetch(`${service.url}/settings/tokens`);
   // The settings header names who is signed in.
@@ -69,16 +84,7 @@ describe('takeover attempts', () => {
     )[0]!.user_id;
 
     // Someone else, signed in through Google, tries to link that same GitHub account to themselves.
-    const login = uniqueHandle('other');
-    google.accounts.set(login, {
-      email: `${login}@example.net`,
-      email_verified: true,
-      preferred_username: login,
-    });
-    const jar = new CookieJar();
-    const start = await jar.fetch(`${service.url}/signin/google`);
-    const back = await upstreamLogin(jar, start.headers.get('location')!, login);
-    expect((await jar.fetch(back)).status).toBe(303);
+    const { jar } = await signInWithGoogle('other');
     github.user = owner;
     const link = await jar.fetch(await startGithub(jar, '?link=1'));
     expect(link.status).toBe(403);
@@ -99,17 +105,7 @@ describe('takeover attempts', () => {
       `/signin?next=${encodeURIComponent('/settings/identities')}`,
     );
 
-    const login = uniqueHandle('link');
-    google.accounts.set(login, {
-      email: `${login}@example.net`,
-      email_verified: true,
-      preferred_username: login,
-    });
-    const jar = new CookieJar();
-    const start = await jar.fetch(`${service.url}/signin/google`);
-    expect((await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login))).status).toBe(
-      303,
-    );
+    const { login, jar } = await signInWithGoogle('link');
     const me = await whoIsSignedIn(jar);
     const linked = githubUser(`${login}@example.net`, true);
     const back = await jar.fetch(await startGithub(jar, '?link=1&next=/settings/identities'));
