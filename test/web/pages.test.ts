@@ -23,7 +23,7 @@ import {
 } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
-import { checkPage, DocumentTracker, devSignIn } from './page-checks.ts';
+import { checkPage, DocumentTracker, devSignIn, giveVerifiedEmail } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -109,14 +109,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
 
     // The member accepts in another browser context (signing in on the way).
     const { context: memberContext, page: member } = await signIn(memberHandle, '/dashboard');
-    // Only the invited address answers an invitation: the development sign-in links no provider, so the
-    // member gets the identity an upstream provider would have made, with that e-mail verified.
-    await sql(
-      service,
-      `insert into identities (id, user_id, provider, subject, email, email_verified)
-       select gen_random_uuid(), user_id, 'oidc-test', $1, 'grace@example.com', true from accounts where handle = $1`,
-      [memberHandle],
-    );
+    await giveVerifiedEmail(service, memberHandle, 'grace@example.com');
     await member.goto(link);
     await look(member, 'invitation-accept');
     await member.getByRole('button', { name: 'Accept the invitation' }).click();
