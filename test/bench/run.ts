@@ -14,7 +14,14 @@ import { freePort } from '../support/ports.ts';
 import { type Comparison, compare, type Side, settings } from './compare.ts';
 import { type Child, startChild } from './processes.ts';
 import { FULL_SCALE, type SeedSizes } from './seed.ts';
-import { admin, type BenchDatabase, databases, prepareDatabase, refreshTokenSource } from './setup.ts';
+import {
+  admin,
+  type BenchDatabase,
+  databases,
+  mcpListProjects,
+  prepareDatabase,
+  refreshTokenSource,
+} from './setup.ts';
 import type { Target } from './wrk.ts';
 
 const serverUrl = process.env.DATABASE_URL;
@@ -151,23 +158,7 @@ try {
     ),
   );
 
-  const call = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: { name: 'list_projects', arguments: { account: 'bench' } },
-  };
-  const mcp = await check({
-    url: `${service.url}/mcp`,
-    method: 'POST',
-    headers: {
-      ...auth,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify(call),
-  });
+  const mcp = await check(mcpListProjects(service.url, auth));
   results.push(
     await compare(
       'MCP tools/call vs REST',

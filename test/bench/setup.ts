@@ -11,6 +11,7 @@ import { issueAccountToken } from '../../src/domain/tokens.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
 import { authorize, CookieJar, exchangeCode, registerPublicClient } from '../oauth/helpers.ts';
 import { type SeedSizes, seedScale } from './seed.ts';
+import type { Target } from './wrk.ts';
 
 /** Databases created by this process, for the caller to drop at the end. */
 export const databases: string[] = [];
@@ -126,4 +127,24 @@ export async function refreshTokenSource(url: string, prefix: string) {
     return tokens;
   };
   return { clientId: client.client_id, mint };
+}
+
+/** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `bench`. */
+export function mcpListProjects(serviceUrl: string, auth: Record<string, string>) {
+  return {
+    url: `${serviceUrl}/mcp`,
+    method: 'POST',
+    headers: {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_projects', arguments: { account: 'bench' } },
+    }),
+  } satisfies Target;
 }

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config/index.ts';
 import { startServer } from '../../src/server.ts';
 import { freePort } from '../support/ports.ts';
-import { admin, databases, prepareDatabase, refreshTokenSource } from './setup.ts';
+import { admin, databases, mcpListProjects, prepareDatabase, refreshTokenSource } from './setup.ts';
 
 const serverUrl = process.env.DATABASE_URL;
 if (!serverUrl) {
@@ -62,23 +62,8 @@ try {
   await count('GET projects (organization)', get('/api/v1/accounts/bench-glossary/projects'));
   await count('GET members', get('/api/v1/organizations/bench-glossary/members'));
   await count('GET glossary (200 entries)', get('/api/v1/accounts/bench/glossary'));
-  await count('MCP tools/call list_projects', () =>
-    fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        ...auth,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'list_projects', arguments: { account: 'bench' } },
-      }),
-    }),
-  );
+  const { url: mcpUrl, ...mcpRequest } = mcpListProjects(service.url, auth);
+  await count('MCP tools/call list_projects', () => fetch(mcpUrl, mcpRequest));
   const ours = await refreshTokenSource(service.url, 's');
   const tokens = await ours.mint(2);
   await count('POST /oauth/token (refresh grant)', () =>
