@@ -1,13 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import {
-  authorizationRequest,
-  exchangeCode,
-  registerPublicClient,
-  sql,
-  uniqueHandle,
-} from '../oauth/helpers.ts';
+import { exchangeCode, registerAndRequestAuthorization, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { useChromium, useLoopbackCallback } from '../support/suite.ts';
@@ -20,15 +14,12 @@ const received = loopback.received;
 
 /** An MCP client's authorization in this page: it must reach consent at once, be approved, and pay out. */
 async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {
-  const { client } = await registerPublicClient(service, {
-    client_name: 'Agent',
-    redirect_uris: [loopback.uri],
-  });
-  const { url, verifier } = await authorizationRequest(service, client, loopback.uri, {
-    state: 'mcp-state',
-    scope: 'project:read',
-    resource: `${service.url}/mcp`,
-  });
+  const { client, url, verifier } = await registerAndRequestAuthorization(
+    service,
+    loopback.uri,
+    { state: 'mcp-state', scope: 'project:read', resource: `${service.url}/mcp` },
+    { client_name: 'Agent' },
+  );
   const before = received.length;
   await page.goto(url);
   if (signInFirst) {

@@ -6,13 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/environment.ts';
 import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
-import {
-  authorizationRequest,
-  exchangeCode,
-  registerPublicClient,
-  tokenRequest,
-  uniqueHandle,
-} from './helpers.ts';
+import { exchangeCode, registerAndRequestAuthorization, tokenRequest, uniqueHandle } from './helpers.ts';
 
 const service = useOAuthService();
 const browser = useChromium();
@@ -21,14 +15,12 @@ const received = loopback.received;
 
 describe.skipIf(!hasChromium)('in a browser', () => {
   it('signs in, approves, reaches the loopback callback, and disconnects the app', async () => {
-    const { client } = await registerPublicClient(service, {
-      client_name: 'Browser <Agent>',
-      redirect_uris: [loopback.uri],
-    });
-    const { url, verifier } = await authorizationRequest(service, client, loopback.uri, {
-      state: 'browser-state',
-      scope: 'user:read project:read project:write glossary:read',
-    });
+    const { client, url, verifier } = await registerAndRequestAuthorization(
+      service,
+      loopback.uri,
+      { state: 'browser-state', scope: 'user:read project:read project:write glossary:read' },
+      { client_name: 'Browser <Agent>' },
+    );
 
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
     const page = await context.newPage();

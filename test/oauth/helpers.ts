@@ -195,6 +195,20 @@ export async function authorizationRequest(
   return { url: url.toString(), verifier };
 }
 
+/**
+ * A public client registered for `redirectUri` (a loopback listener) and its authorization request: where
+ * each test that sends a real browser through sign-in and consent starts. `metadata` adds to the registration.
+ */
+export async function registerAndRequestAuthorization(
+  service: TestService,
+  redirectUri: string,
+  params: Record<string, string>,
+  metadata: Record<string, unknown> = {},
+): Promise<{ client: oauth.Client; url: string; verifier: string }> {
+  const { client } = await registerPublicClient(service, { ...metadata, redirect_uris: [redirectUri] });
+  return { client, ...(await authorizationRequest(service, client, redirectUri, params)) };
+}
+
 /** Registers nothing: authorizes an existing client through the pages and returns the code. */
 export async function authorize(
   service: TestService,

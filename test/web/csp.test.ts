@@ -10,6 +10,7 @@ import {
   CookieJar,
   csrfOf,
   postForm,
+  registerAndRequestAuthorization,
   registerPublicClient,
   uniqueHandle,
 } from '../oauth/helpers.ts';
@@ -152,7 +153,6 @@ async function cspViolations(page: Page): Promise<string[]> {
 
 describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
   it('styles every page, and a sign-in with consent reaches the loopback redirect URI', async () => {
-    const { client } = await registerPublicClient(service, { redirect_uris: [loopback.uri] });
     const context = await browser!.newContext();
     const page = await context.newPage();
     const violations = await cspViolations(page);
@@ -163,7 +163,7 @@ describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
       expect(await page.evaluate(() => getComputedStyle(document.body).margin)).toBe('0px');
     }
 
-    const { url } = await authorizationRequest(service, client, loopback.uri, {
+    const { url } = await registerAndRequestAuthorization(service, loopback.uri, {
       state: 'csp-state',
       scope: 'project:read',
     });
