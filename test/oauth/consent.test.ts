@@ -9,6 +9,7 @@ import { useOAuthService } from '../support/suite.ts';
 import {
   authorizationRequest,
   CookieJar,
+  exchangeCode,
   register,
   registerPublicClient,
   runAuthorization,
@@ -48,19 +49,14 @@ async function authorizeWith(
     handle,
     create,
   });
-  const token = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: clientId,
-    code: callback.searchParams.get('code')!,
-    code_verifier: verifier,
-    redirect_uri: redirectUri,
-    ...(secret ? { client_secret: secret } : {}),
-  });
-  expect(token.status).toBe(200);
-  return {
-    pages,
-    tokens: (await token.json()) as { access_token: string; refresh_token: string; scope: string },
-  };
+  const tokens = await exchangeCode(
+    service,
+    { client_id: clientId },
+    redirectUri,
+    { code: callback.searchParams.get('code')!, verifier },
+    secret ? { client_secret: secret } : {},
+  );
+  return { pages, tokens };
 }
 
 describe('remembered consent', () => {
@@ -68,56 +64,27 @@ describe('remembered consent', () => {
     const handle = uniqueHandle('cns');
     const { client, redirectUri } = await registerConfidentialClient();
     const secret = String(client.client_secret);
+    /** The confidential client's authorization of `scope` for `handle`, in a browser's `jar`. */
+    const authorizeIn = (jar: CookieJar, scope: string, create = false) =>
+      authorizeWith(jar, client.client_id, redirectUri, scope, handle, create, secret);
 
     // First time: a sign-in page (creating the user) and a consent page.
     const firstJar = new CookieJar();
-    const first = await authorizeWith(
-      firstJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      true,
-      secret,
-    );
+    const first = await authorizeIn(firstJar, 'project:read', true);
     expect(first.pages).toHaveLength(2);
 
     // Same scope again: no page at all.
-    const again = await authorizeWith(
-      firstJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      false,
-      secret,
-    );
+    const again = await authorizeIn(firstJar, 'project:read');
     expect(again.pages).toHaveLength(0);
 
     // A new browser (new session): sign-in only; the consent is remembered for this user and client.
     const otherJar = new CookieJar();
-    const fresh = await authorizeWith(
-      otherJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      false,
-      secret,
-    );
+    const fresh = await authorizeIn(otherJar, 'project:read');
     expect(fresh.pages).toHaveLength(1);
     expect(fresh.pages[0]).toContain('Sign in');
 
     // More scopes: the consent page asks only for the new one, and shows the old one as already allowed.
-    const more = await authorizeWith(
-      otherJar,
-      client.client_id,
-      redirectUri,
-      'project:read glossary:write',
-      handle,
-      false,
-      secret,
-    );
+    const more = await authorizeIn(otherJar, 'project:read glossary:write');
     expect(more.pages).toHaveLength(1);
     const asked = more.pages[0]!.split('<details>')[0]!;
     expect(asked).toContain('It asks for more access');
