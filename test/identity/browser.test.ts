@@ -5,7 +5,7 @@ import { exchangeCode, registerAndRequestAuthorization, sql, uniqueHandle } from
 import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { useChromium, useLoopbackCallback } from '../support/suite.ts';
-import { useUpstreamSignIn } from './upstream.ts';
+import { upstreamLoginInPage, useUpstreamSignIn } from './upstream.ts';
 
 const { service, upstream: google, github } = useUpstreamSignIn('google', { asGoogle: true });
 const browser = useChromium();
@@ -72,10 +72,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
 
     // The upstream provider's own pages.
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await upstreamLoginInPage(page, login);
 
     await page.waitForURL(`${service.url}/settings/tokens`);
     expect(await page.locator('main').textContent()).toContain(`@${login}`);
@@ -90,10 +87,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${service.url}/signin`);
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await upstreamLoginInPage(page, login);
     await page.waitForURL(`${service.url}/settings/apps`);
     expect(await page.locator('main').textContent()).toContain(`@${login}`);
     const users = await sql(

@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Provider from 'oidc-provider';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { type CookieJar, postForm } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
@@ -106,6 +107,14 @@ export async function upstreamLogin(
     url = new URL(next.headers.get('location')!, url).toString();
   }
   throw new Error('upstream login did not finish');
+}
+
+/** The same upstream login and consent, in a real browser's `page` that is at the upstream's login form. */
+export async function upstreamLoginInPage(page: Page, login: string): Promise<void> {
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
 }
 
 interface GithubUser {
