@@ -136,7 +136,7 @@ export function randomAddress(): string {
 }
 
 export async function register(
-  service: TestService,
+  service: Pick<TestService, 'url'>,
   metadata: Record<string, unknown>,
   address = randomAddress(),
 ): Promise<Response> {
@@ -145,6 +145,23 @@ export async function register(
     headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
     body: JSON.stringify(metadata),
   });
+}
+
+/**
+ * Six registrations from one address (one past the limit of five a minute), asking `services` in turn,
+ * and the statuses they got: how the suites watch the registration limit hold, or not.
+ */
+export async function registerSixTimes(address: string, ...services: Pick<TestService, 'url'>[]) {
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const response = await register(
+      services[i % services.length]!,
+      { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' },
+      address,
+    );
+    statuses.push(response.status);
+  }
+  return statuses;
 }
 
 /** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
