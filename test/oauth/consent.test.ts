@@ -1,7 +1,6 @@
 // Consent is remembered per user and client, asks again only for new scopes, and the connected-apps
 // domain functions list and revoke it.
 
-import type * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
@@ -10,7 +9,7 @@ import {
   authorizationRequest,
   CookieJar,
   exchangeCode,
-  register,
+  registerClient,
   registerPublicClient,
   runAuthorization,
   sql,
@@ -20,17 +19,12 @@ import {
 
 const service = useOAuthService();
 
-async function registerConfidentialClient() {
-  const redirectUri = 'http://127.0.0.1:53118/callback';
-  const response = await register(service, {
+const registerConfidentialClient = () =>
+  registerClient(service, {
     client_name: 'Confidential agent',
-    redirect_uris: [redirectUri],
-    grant_types: ['authorization_code', 'refresh_token'],
+    redirect_uris: ['http://127.0.0.1:53118/callback'],
     token_endpoint_auth_method: 'client_secret_post',
   });
-  expect(response.status).toBe(201);
-  return { client: (await response.json()) as oauth.Client, redirectUri };
-}
 
 async function authorizeWith(
   jar: CookieJar,

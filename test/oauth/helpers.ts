@@ -164,22 +164,34 @@ export async function registerSixTimes(address: string, ...services: Pick<TestSe
   return statuses;
 }
 
-/** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
-export async function registerPublicClient(
+/**
+ * A registered client for the code and refresh grants, with `metadata`; insists on a 201 and returns its
+ * first redirect URI: the registration every flow test starts with.
+ */
+export async function registerClient(
   service: TestService,
-  extra: Record<string, unknown> = {},
+  metadata: { redirect_uris: string[] } & Record<string, unknown>,
 ): Promise<{ client: oauth.Client; redirectUri: string }> {
-  const redirectUri = 'http://127.0.0.1:53117/callback';
   const response = await register(service, {
-    client_name: 'Test agent',
-    redirect_uris: [redirectUri],
     grant_types: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_method: 'none',
-    ...extra,
+    ...metadata,
   });
   if (response.status !== 201)
     throw new Error(`registration failed: ${response.status} ${await response.text()}`);
-  return { client: (await response.json()) as oauth.Client, redirectUri };
+  return { client: (await response.json()) as oauth.Client, redirectUri: metadata.redirect_uris[0]! };
+}
+
+/** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
+export function registerPublicClient(
+  service: TestService,
+  extra: Record<string, unknown> = {},
+): Promise<{ client: oauth.Client; redirectUri: string }> {
+  return registerClient(service, {
+    client_name: 'Test agent',
+    redirect_uris: ['http://127.0.0.1:53117/callback'],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  });
 }
 
 export interface AuthorizedCode {

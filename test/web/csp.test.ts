@@ -6,12 +6,10 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { formActionSource } from '../../src/lib/csp.ts';
 import {
-  authorizationRequest,
   CookieJar,
   csrfOf,
   postForm,
   registerAndRequestAuthorization,
-  registerPublicClient,
   uniqueHandle,
 } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
@@ -64,9 +62,8 @@ describe('Content-Security-Policy over HTTP', () => {
   });
 
   it('on sign-in and consent lets forms reach only our origin and the client’s redirect URI', async () => {
-    const { client } = await registerPublicClient(service);
     const jar = new CookieJar();
-    const { url } = await authorizationRequest(service, client, 'http://127.0.0.1:53117/callback', {
+    const { url } = await registerAndRequestAuthorization(service, 'http://127.0.0.1:53117/callback', {
       state: 's',
       scope: 'project:read',
     });
@@ -90,9 +87,8 @@ describe('Content-Security-Policy over HTTP', () => {
   });
 
   it('lets oidc-provider’s form_post answer run only its own script (by hash) and post only to the client', async () => {
-    const { client } = await registerPublicClient(service);
     const jar = new CookieJar();
-    const { url } = await authorizationRequest(service, client, 'http://127.0.0.1:53117/callback', {
+    const { url } = await registerAndRequestAuthorization(service, 'http://127.0.0.1:53117/callback', {
       response_mode: 'form_post',
       state: 's',
       scope: 'project:read',
