@@ -1,45 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import {
-  authorize,
-  CookieJar,
-  registerPublicClient,
-  startOAuthService,
-  tokenRequest,
-} from '../oauth/helpers.ts';
+import { CookieJar, connectPublicClient } from '../oauth/helpers.ts';
 import { createTestUser, sdkClient } from '../support/fixtures.ts';
-import { useService, useUsers } from '../support/suite.ts';
+import { useOAuthService, useUsers } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const { ada } = useUsers(service, 'ada');
 
 /** Ada connects an OAuth app through sign-in and consent; returns its client id and access token. */
 async function connectApp(name: string) {
-  const { client, redirectUri } = await registerPublicClient(service, { client_name: name });
   const resource = resourceFor('rest', service.config.baseUrl);
-  const { code, verifier } = await authorize(
+  const { client, tokens } = await connectPublicClient(
     service,
     new CookieJar(),
-    client,
-    redirectUri,
     { handle: 'ada' },
-    {
-      scope: 'project:read account:read',
-      resource,
-    },
+    { scope: 'project:read account:read', resource },
+    { metadata: { client_name: name }, exchange: { resource } },
   );
-  const token = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    code,
-    code_verifier: verifier,
-    redirect_uri: redirectUri,
-    client_id: client.client_id,
-    resource,
-  });
-  expect(token.status).toBe(200);
-  const { access_token } = (await token.json()) as { access_token: string };
-  return { clientId: client.client_id as string, accessToken: access_token };
+  return { clientId: client.client_id as string, accessToken: tokens.access_token };
 }
 
 describe('connected OAuth apps', () => {

@@ -7,15 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { postMcp } from '../mcp/helpers.ts';
-import {
-  authorize,
-  CookieJar,
-  registerPublicClient,
-  sql,
-  startOAuthService,
-  tokenRequest,
-  uniqueHandle,
-} from '../oauth/helpers.ts';
+import { CookieJar, connectPublicClient, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestOrganization, createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
 import type { TestService } from '../support/service.ts';
 
@@ -198,25 +190,13 @@ describe('the verified-caller cache', () => {
 
   it('never serves an OAuth access token revoked at /oauth/revoke, or of an app disconnected, on either instance', async () => {
     const connect = async (handle: string, create: boolean, jar: CookieJar) => {
-      const { client, redirectUri } = await registerPublicClient(a);
-      const { code, verifier } = await authorize(
+      const { client, tokens } = await connectPublicClient(
         a,
         jar,
-        client,
-        redirectUri,
         { handle, create },
         { scope: 'project:read token:write apps:write', resource: resourceFor('rest', a.config.baseUrl) },
       );
-      const response = await tokenRequest(a, {
-        grant_type: 'authorization_code',
-        client_id: client.client_id,
-        code,
-        code_verifier: verifier,
-        redirect_uri: redirectUri,
-      });
-      expect(response.status).toBe(200);
-      const { access_token } = (await response.json()) as { access_token: string };
-      return { clientId: client.client_id, accessToken: access_token };
+      return { clientId: client.client_id, accessToken: tokens.access_token };
     };
     const handle = uniqueHandle('oauthc');
     const jar = new CookieJar();

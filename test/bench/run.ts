@@ -10,12 +10,18 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
 import { type Comparison, compare, type Side, settings } from './compare.ts';
 import { type Child, startChild } from './processes.ts';
 import { FULL_SCALE, type SeedSizes } from './seed.ts';
-import { admin, type BenchDatabase, databases, prepareDatabase } from './setup.ts';
+import {
+  admin,
+  type BenchDatabase,
+  databases,
+  mcpListProjects,
+  prepareDatabase,
+  refreshTokenSource,
+} from './setup.ts';
 import type { Target } from './wrk.ts';
 
 const serverUrl = process.env.DATABASE_URL;
@@ -152,23 +158,7 @@ try {
     ),
   );
 
-  const call = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: { name: 'list_projects', arguments: { account: 'bench' } },
-  };
-  const mcp = await check({
-    url: `${service.url}/mcp`,
-    method: 'POST',
-    headers: {
-      ...auth,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify(call),
-  });
+  const mcp = await check(mcpListProjects(service.url, auth));
   results.push(
     await compare(
       'MCP 2025-06-18 tools/call vs REST',
@@ -251,32 +241,7 @@ try {
   );
   children.push(bareOidc);
   const mintUrl = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint`;
-  const ours = { url: service.url, config: {} } as never;
-  const { client, redirectUri } = await registerPublicClient(ours);
-  const ourTokens = async (n: number) => {
-    const tokens: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const { code, verifier } = await authorize(ours, new CookieJar(), client, redirectUri, {
-        handle: `r${Date.now().toString(36)}${i}`,
-        create: true,
-      });
-      const response = await fetch(`${service.url}/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          code_verifier: verifier,
-          redirect_uri: redirectUri,
-          client_id: client.client_id,
-        }).toString(),
-      });
-      const body = (await response.json()) as { refresh_token?: string };
-      if (!body.refresh_token) throw new Error(`no refresh token: ${JSON.stringify(body)}`);
-      tokens.push(body.refresh_token);
-    }
-    return tokens;
-  };
+  const ours = await refreshTokenSource(service.url, 'r');
   const refreshTarget = (url: string, clientId: string, tokens: string[]): Target => ({
     url,
     script: `
@@ -316,7 +281,7 @@ end
       {
         name: 'POST /oauth/token refresh_token',
         target: async () =>
-          refreshTarget(`${service.url}/oauth/token`, client.client_id, await ourTokens(chains)),
+          refreshTarget(`${service.url}/oauth/token`, ours.clientId, await ours.mint(chains)),
       },
       { aim: 0.6 },
     ),

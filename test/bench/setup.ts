@@ -1,5 +1,6 @@
 // The benchmark's data: a fresh, migrated database per run with a user, a token and the documents the hot
-// requests read, optionally grown by the seed generator. Shared by run.ts and statements.ts.
+// requests read, optionally grown by the seed generator; and OAuth refresh tokens to spend. Shared by run.ts
+// and statements.ts.
 import pg from 'pg';
 import { hashToken } from '../../src/authz/account-tokens.ts';
 import { ALL_SCOPES } from '../../src/authz/scopes.ts';
@@ -8,7 +9,9 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
+import { authorize, CookieJar, exchangeCode, registerPublicClient } from '../oauth/helpers.ts';
 import { type SeedSizes, seedScale } from './seed.ts';
+import type { Target } from './wrk.ts';
 
 /** Databases created by this process, for the caller to drop at the end. */
 export const databases: string[] = [];
@@ -100,4 +103,48 @@ export async function prepareDatabase(
     userId: user.id,
     accountId: account.id,
   };
+}
+
+/**
+ * A public client on the service at `url` and a way to mint fresh refresh tokens for it, each from a new
+ * user (handles start with `prefix`) signed up through the pages: a refresh token works once, so every
+ * measurement of the refresh grant spends new ones.
+ */
+export async function refreshTokenSource(url: string, prefix: string) {
+  const service = { url, config: {} } as never;
+  const { client, redirectUri } = await registerPublicClient(service);
+  const mint = async (n: number) => {
+    const tokens: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const authorized = await authorize(service, new CookieJar(), client, redirectUri, {
+        handle: `${prefix}${Date.now().toString(36)}${i}`,
+        create: true,
+      });
+      const { refresh_token } = await exchangeCode(service, client, redirectUri, authorized);
+      if (!refresh_token) throw new Error('no refresh token in the code exchange');
+      tokens.push(refresh_token);
+    }
+    return tokens;
+  };
+  return { clientId: client.client_id, mint };
+}
+
+/** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `bench`. */
+export function mcpListProjects(serviceUrl: string, auth: Record<string, string>) {
+  return {
+    url: `${serviceUrl}/mcp`,
+    method: 'POST',
+    headers: {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_projects', arguments: { account: 'bench' } },
+    }),
+  } satisfies Target;
 }

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/index.ts';
 import { startServer } from '../../src/server.ts';
-import { authorize, CookieJar, registerPublicClient } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
-import { admin, databases, prepareDatabase } from './setup.ts';
+import { admin, databases, mcpListProjects, prepareDatabase, refreshTokenSource } from './setup.ts';
 
 const serverUrl = process.env.DATABASE_URL;
 if (!serverUrl) {
@@ -63,51 +62,17 @@ try {
   await count('GET projects (organization)', get('/api/v1/accounts/bench-glossary/projects'));
   await count('GET members', get('/api/v1/organizations/bench-glossary/members'));
   await count('GET glossary (200 entries)', get('/api/v1/accounts/bench/glossary'));
-  await count('MCP tools/call list_projects', () =>
-    fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        ...auth,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'list_projects', arguments: { account: 'bench' } },
-      }),
-    }),
-  );
-  const ours = { url: service.url, config: {} } as never;
-  const { client, redirectUri } = await registerPublicClient(ours);
-  const tokens: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const { code, verifier } = await authorize(ours, new CookieJar(), client, redirectUri, {
-      handle: `s${Date.now().toString(36)}${i}`,
-      create: true,
-    });
-    const issued = await fetch(`${service.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: redirectUri,
-        client_id: client.client_id,
-      }).toString(),
-    });
-    tokens.push(((await issued.json()) as { refresh_token: string }).refresh_token);
-  }
+  const { url: mcpUrl, ...mcpRequest } = mcpListProjects(service.url, auth);
+  await count('MCP tools/call list_projects', () => fetch(mcpUrl, mcpRequest));
+  const ours = await refreshTokenSource(service.url, 's');
+  const tokens = await ours.mint(2);
   await count('POST /oauth/token (refresh grant)', () =>
     fetch(`${service.url}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'refresh_token',
-        client_id: client.client_id,
+        client_id: ours.clientId,
         refresh_token: tokens.shift()!,
       }).toString(),
     }),

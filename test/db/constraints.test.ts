@@ -39,6 +39,18 @@ async function newUser(handle: string) {
   return created;
 }
 
+/** An organization `handle`, saved, founded by a new user `founder` (its first admin). */
+async function newOrganization(founder: string, handle: string) {
+  const { user } = await newUser(founder);
+  const em = fork();
+  const { organization } = createOrganization(em, await em.findOneOrFail(User, user.id), {
+    handle,
+    displayName: 'Org',
+  });
+  await em.flush();
+  return organization;
+}
+
 describe('database constraints', () => {
   it('applies every migration to an empty database and has nothing left to apply', async () => {
     const pending = await db.orm().migrator.getPending();
@@ -119,13 +131,7 @@ describe('database constraints', () => {
   });
 
   it('keeps at least one admin in an organization, whether demoted or removed', async () => {
-    const { user } = await newUser('founder');
-    const em = fork();
-    const { organization } = createOrganization(em, await em.findOneOrFail(User, user.id), {
-      handle: 'org-admins',
-      displayName: 'Org',
-    });
-    await em.flush();
+    const organization = await newOrganization('founder', 'org-admins');
 
     const demoted = await failure(async (tx) => {
       const m = await tx.findOneOrFail(Membership, { organization: organization.id });
@@ -146,12 +152,8 @@ describe('database constraints', () => {
   });
 
   it('refuses a second pending invitation for the same e-mail', async () => {
-    const { user } = await newUser('inviter');
+    const organization = await newOrganization('inviter', 'org-invites');
     const em = fork();
-    const { organization } = createOrganization(em, await em.findOneOrFail(User, user.id), {
-      handle: 'org-invites',
-      displayName: 'Org',
-    });
     const invite = (tx: typeof em, hash: string) =>
       tx.create(Invitation, {
         organization: organization.id,

@@ -1,69 +1,27 @@
-import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { register, sql, tokenRequest, uniqueHandle } from '../oauth/helpers.ts';
+import { exchangeCode, registerAndRequestAuthorization, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
-import { freePort } from '../support/ports.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { useChromium, useLoopbackCallback } from '../support/suite.ts';
-import { type GithubStandIn, type OidcUpstream, startGithubStandIn, startOidcUpstream } from './upstream.ts';
+import { upstreamLoginInPage, useUpstreamSignIn } from './upstream.ts';
 
-let service: TestService;
-let google: OidcUpstream;
-let github: GithubStandIn;
+const { service, upstream: google, github } = useUpstreamSignIn('google', { asGoogle: true });
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;
 
-beforeAll(async () => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  google = await startOidcUpstream([`${base}/signin/callback/google`]);
-  github = await startGithubStandIn();
-  service = await startTestService({
-    PORT: String(port),
-    BASE_URL: base,
-    DEV_LOGIN: 'false',
-    GOOGLE_CLIENT_ID: google.clientId,
-    GOOGLE_CLIENT_SECRET: google.clientSecret,
-    GOOGLE_ISSUER: google.issuer,
-    GITHUB_CLIENT_ID: github.clientId,
-    GITHUB_CLIENT_SECRET: github.clientSecret,
-    GITHUB_URL: github.url,
-    GITHUB_API_URL: github.url,
-  });
-});
-afterAll(async () => {
-  await service?.close();
-  await google?.close();
-  await github?.close();
-});
-
 /** An MCP client's authorization in this page: it must reach consent at once, be approved, and pay out. */
 async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => Promise<void>) {
-  const registered = await register(service, {
-    client_name: 'Agent',
-    redirect_uris: [loopback.uri],
-    token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
-  });
-  const client = (await registered.json()) as { client_id: string };
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: loopback.uri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state: 'mcp-state',
-    scope: 'project:read',
-    resource: `${service.url}/mcp`,
-  }).toString();
+  const { client, url, verifier } = await registerAndRequestAuthorization(
+    service,
+    loopback.uri,
+    { state: 'mcp-state', scope: 'project:read', resource: `${service.url}/mcp` },
+    { client_name: 'Agent' },
+  );
   const before = received.length;
-  await page.goto(url.toString());
+  await page.goto(url);
   if (signInFirst) {
     // Not signed in yet: the authorization's sign-in step offers the providers; back here afterwards.
     expect(await page.title()).toContain('Sign in');
@@ -75,15 +33,10 @@ async function authorizeMcpClientWithoutSignIn(page: Page, signInFirst?: () => P
   await page.getByRole('button', { name: 'Approve' }).click();
   await expect.poll(() => received.length).toBe(before + 1);
   const callback = received.at(-1)!;
-  const token = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: client.client_id,
+  const { access_token: accessToken } = await exchangeCode(service, client, loopback.uri, {
     code: callback.searchParams.get('code')!,
-    code_verifier: verifier,
-    redirect_uri: loopback.uri,
+    verifier,
   });
-  expect(token.status).toBe(200);
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
   // The token is good at the MCP endpoint (a tools/list answers with tools, not a 401).
   const mcp = await fetch(`${service.url}/mcp`, {
     method: 'POST',
@@ -119,10 +72,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
 
     // The upstream provider's own pages.
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await upstreamLoginInPage(page, login);
 
     await page.waitForURL(`${service.url}/settings/tokens`);
     expect(await page.locator('main').textContent()).toContain(`@${login}`);
@@ -137,10 +87,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${service.url}/signin`);
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await upstreamLoginInPage(page, login);
     await page.waitForURL(`${service.url}/settings/apps`);
     expect(await page.locator('main').textContent()).toContain(`@${login}`);
     const users = await sql(

@@ -7,19 +7,8 @@ import * as sdk from '../../generated/sdk/index.ts';
 import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { freePort } from '../support/ports.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import {
-  type GithubStandIn,
-  type OidcUpstream,
-  startGithubStandIn,
-  startOidcUpstream,
-  upstreamLogin,
-} from './upstream.ts';
+import { upstreamLogin, useUpstreamSignIn } from './upstream.ts';
 
-let service: TestService;
-let idp: OidcUpstream;
-let github: GithubStandIn;
 let dns: TxtServer;
 let admin: TestUser;
 const org = uniqueHandle('acme');
@@ -27,28 +16,16 @@ const domain = `${org}.example`;
 
 beforeAll(async () => {
   dns = await startTxtServer();
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  idp = await startOidcUpstream([`${base}/signin/callback/org`]);
-  github = await startGithubStandIn();
-  service = await startTestService({
-    PORT: String(port),
-    BASE_URL: base,
-    DEV_LOGIN: 'false',
-    DNS_SERVERS: dns.address,
-    GITHUB_CLIENT_ID: github.clientId,
-    GITHUB_CLIENT_SECRET: github.clientSecret,
-    GITHUB_URL: github.url,
-    GITHUB_API_URL: github.url,
-  });
+});
+afterAll(() => dns?.close());
+const {
+  service,
+  upstream: idp,
+  github,
+} = useUpstreamSignIn('org', { env: () => ({ DNS_SERVERS: dns.address }) });
+beforeAll(async () => {
   admin = await createTestUser(service, uniqueHandle('admin'));
   await createTestOrganization(service, org, admin);
-});
-afterAll(async () => {
-  await service?.close();
-  await idp?.close();
-  await github?.close();
-  await dns?.close();
 });
 
 /** "Sign in with your organization" with this e-mail, through the organization's provider as `login`. */

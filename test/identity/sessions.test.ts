@@ -4,18 +4,11 @@
 
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import {
-  CookieJar,
-  postForm,
-  registerPublicClient,
-  sql,
-  startOAuthService,
-  uniqueHandle,
-} from '../oauth/helpers.ts';
+import { CookieJar, postForm, registerPublicClient, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 /** Development sign-in (this suite tests sessions, not providers); returns the Set-Cookie of the session. */
 async function signIn(jar: CookieJar, handle: string): Promise<string> {
@@ -31,6 +24,27 @@ async function signIn(jar: CookieJar, handle: string): Promise<string> {
 async function signedInAs(jar: CookieJar): Promise<string | undefined> {
   const page = await jar.fetch(`${service.url}/settings/tokens`);
   return /Signed in as @([a-z0-9-]+)</.exec(await page.text())?.[1];
+}
+
+/**
+ * Someone new signed in in a jar of their own, whose session's `column` is then set `ago` in the past, as
+ * time passing would: the start of each test about how sessions end.
+ */
+async function signedInAndAged(
+  prefix: string,
+  column: 'last_seen_at' | 'expires_at' | 'ended_at',
+  ago: string,
+) {
+  const jar = new CookieJar();
+  const handle = uniqueHandle(prefix);
+  await signIn(jar, handle);
+  await sql(
+    service,
+    `update browser_sessions set ${column} = now() - $2::interval
+      where user_id = (select user_id from accounts where handle = $1)`,
+    [handle, ago],
+  );
+  return { jar, handle };
 }
 
 describe('browser sessions', () => {
@@ -66,27 +80,11 @@ describe('browser sessions', () => {
   });
 
   it('ends a session after its idle time and after its absolute lifetime', async () => {
-    const idle = new CookieJar();
-    const idleHandle = uniqueHandle('idle');
-    await signIn(idle, idleHandle);
-    await sql(
-      service,
-      `update browser_sessions set last_seen_at = now() - interval '4 days'
-        where user_id = (select user_id from accounts where handle = $1)`,
-      [idleHandle],
-    );
-    expect(await signedInAs(idle)).toBeUndefined();
+    const idle = await signedInAndAged('idle', 'last_seen_at', '4 days');
+    expect(await signedInAs(idle.jar)).toBeUndefined();
 
-    const old = new CookieJar();
-    const oldHandle = uniqueHandle('abs');
-    await signIn(old, oldHandle);
-    await sql(
-      service,
-      `update browser_sessions set expires_at = now() - interval '1 second'
-        where user_id = (select user_id from accounts where handle = $1)`,
-      [oldHandle],
-    );
-    expect(await signedInAs(old)).toBeUndefined();
+    const old = await signedInAndAged('abs', 'expires_at', '1 second');
+    expect(await signedInAs(old.jar)).toBeUndefined();
   });
 
   it('lists where a person is signed in and ends another session', async () => {
@@ -206,15 +204,7 @@ describe('sweeping', () => {
     const live = new CookieJar();
     const handle = uniqueHandle('keep');
     await signIn(live, handle);
-    const ended = new CookieJar();
-    const endedHandle = uniqueHandle('gone');
-    await signIn(ended, endedHandle);
-    await sql(
-      service,
-      `update browser_sessions set ended_at = now() - interval '2 days'
-        where user_id = (select user_id from accounts where handle = $1)`,
-      [endedHandle],
-    );
+    const { handle: endedHandle } = await signedInAndAged('gone', 'ended_at', '2 days');
     await sql(
       service,
       `insert into sign_in_attempts (id, expires_at) values (gen_random_uuid(), now() - interval '1 minute')`,

@@ -2,47 +2,13 @@
 // existing user; a provider subject cannot be attached to a second user; a replayed, forged or foreign
 // `state`; a callback carrying another browser's state; a provider error. Over plain HTTP with a cookie
 // jar, against a GitHub stand-in and an upstream oidc-provider.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CookieJar, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
-import { freePort } from '../support/ports.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import {
-  type GithubStandIn,
-  type OidcUpstream,
-  startGithubStandIn,
-  startOidcUpstream,
-  upstreamLogin,
-} from './upstream.ts';
+import { upstreamLogin, useUpstreamSignIn } from './upstream.ts';
 
-let service: TestService;
-let github: GithubStandIn;
-let google: OidcUpstream;
+const { service, upstream: google, github } = useUpstreamSignIn('google', { asGoogle: true });
 let nextGithubId = 9000;
-
-beforeAll(async () => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  github = await startGithubStandIn();
-  google = await startOidcUpstream([`${base}/signin/callback/google`]);
-  service = await startTestService({
-    PORT: String(port),
-    BASE_URL: base,
-    DEV_LOGIN: 'false',
-    GITHUB_CLIENT_ID: github.clientId,
-    GITHUB_CLIENT_SECRET: github.clientSecret,
-    GITHUB_URL: github.url,
-    GITHUB_API_URL: github.url,
-    GOOGLE_CLIENT_ID: google.clientId,
-    GOOGLE_CLIENT_SECRET: google.clientSecret,
-    GOOGLE_ISSUER: google.issuer,
-  });
-});
-afterAll(async () => {
-  await service?.close();
-  await github?.close();
-  await google?.close();
-});
 
 /** Starts a GitHub sign-in in this jar; returns the callback URL the stand-in sends the browser back to. */
 async function startGithub(jar: CookieJar, query = ''): Promise<string> {
@@ -60,6 +26,21 @@ function githubUser(email: string, verified: boolean) {
     emails: [{ email, primary: true, verified }],
   };
   return github.user;
+}
+
+/** Someone new signed in through Google in a jar of their own, with a verified address at example.net. */
+async function signInWithGoogle(prefix: string): Promise<{ login: string; jar: CookieJar }> {
+  const login = uniqueHandle(prefix);
+  google.accounts.set(login, {
+    email: `${login}@example.net`,
+    email_verified: true,
+    preferred_username: login,
+  });
+  const jar = new CookieJar();
+  const start = await jar.fetch(`${service.url}/signin/google`);
+  const back = await upstreamLogin(jar, start.headers.get('location')!, login);
+  expect((await jar.fetch(back)).status).toBe(303);
+  return { login, jar };
 }
 
 async function whoIsSignedIn(jar: CookieJar): Promise<string | undefined> {
@@ -103,16 +84,7 @@ describe('takeover attempts', () => {
     )[0]!.user_id;
 
     // Someone else, signed in through Google, tries to link that same GitHub account to themselves.
-    const login = uniqueHandle('other');
-    google.accounts.set(login, {
-      email: `${login}@example.net`,
-      email_verified: true,
-      preferred_username: login,
-    });
-    const jar = new CookieJar();
-    const start = await jar.fetch(`${service.url}/signin/google`);
-    const back = await upstreamLogin(jar, start.headers.get('location')!, login);
-    expect((await jar.fetch(back)).status).toBe(303);
+    const { jar } = await signInWithGoogle('other');
     github.user = owner;
     const link = await jar.fetch(await startGithub(jar, '?link=1'));
     expect(link.status).toBe(403);
@@ -133,17 +105,7 @@ describe('takeover attempts', () => {
       `/signin?next=${encodeURIComponent('/settings/identities')}`,
     );
 
-    const login = uniqueHandle('link');
-    google.accounts.set(login, {
-      email: `${login}@example.net`,
-      email_verified: true,
-      preferred_username: login,
-    });
-    const jar = new CookieJar();
-    const start = await jar.fetch(`${service.url}/signin/google`);
-    expect((await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login))).status).toBe(
-      303,
-    );
+    const { login, jar } = await signInWithGoogle('link');
     const me = await whoIsSignedIn(jar);
     const linked = githubUser(`${login}@example.net`, true);
     const back = await jar.fetch(await startGithub(jar, '?link=1&next=/settings/identities'));

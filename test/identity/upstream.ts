@@ -7,7 +7,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Provider from 'oidc-provider';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { type CookieJar, postForm } from '../oauth/helpers.ts';
+import { freePort } from '../support/ports.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { lateBound } from '../support/suite.ts';
 
 interface UpstreamClaims {
   email?: string;
@@ -104,6 +109,14 @@ export async function upstreamLogin(
   throw new Error('upstream login did not finish');
 }
 
+/** The same upstream login and consent, in a real browser's `page` that is at the upstream's login form. */
+export async function upstreamLoginInPage(page: Page, login: string): Promise<void> {
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+}
+
 interface GithubUser {
   id: number;
   login: string;
@@ -121,7 +134,7 @@ export interface GithubStandIn {
 }
 
 /** GitHub's OAuth app endpoints and REST calls, as GitHub answers them; approves at once as `user`. */
-export async function startGithubStandIn(): Promise<GithubStandIn> {
+async function startGithubStandIn(): Promise<GithubStandIn> {
   const codes = new Map<string, { user: GithubUser; challenge: string; redirectUri: string }>();
   const tokens = new Map<string, GithubUser>();
   const standIn: GithubStandIn = {
@@ -190,4 +203,53 @@ export async function startGithubStandIn(): Promise<GithubStandIn> {
     server.close();
   };
   return standIn;
+}
+
+/**
+ * For the file: the service on a port known in advance, development sign-in off, with a GitHub stand-in
+ * and an OpenID upstream that sends people back to our /signin/callback/<callback>: the start of every
+ * suite about upstream sign-in. `asGoogle` configures that upstream as Google; `env` adds settings (read
+ * when the file starts, after the beforeAll hooks registered before this call).
+ */
+export function useUpstreamSignIn(
+  callback: string,
+  options: { asGoogle?: boolean; env?: () => Record<string, string> } = {},
+): { service: TestService; upstream: OidcUpstream; github: GithubStandIn } {
+  const service = lateBound<TestService>('the test service');
+  const upstream = lateBound<OidcUpstream>('the OpenID upstream');
+  const github = lateBound<GithubStandIn>('the GitHub stand-in');
+  const started: { close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const oidc = await startOidcUpstream([`${base}/signin/callback/${callback}`]);
+    started.push(oidc);
+    const standIn = await startGithubStandIn();
+    started.push(standIn);
+    const running = await startTestService({
+      PORT: String(port),
+      BASE_URL: base,
+      DEV_LOGIN: 'false',
+      GITHUB_CLIENT_ID: standIn.clientId,
+      GITHUB_CLIENT_SECRET: standIn.clientSecret,
+      GITHUB_URL: standIn.url,
+      GITHUB_API_URL: standIn.url,
+      ...(options.asGoogle
+        ? {
+            GOOGLE_CLIENT_ID: oidc.clientId,
+            GOOGLE_CLIENT_SECRET: oidc.clientSecret,
+            GOOGLE_ISSUER: oidc.issuer,
+          }
+        : {}),
+      ...options.env?.(),
+    });
+    started.unshift(running);
+    service.bind(running);
+    upstream.bind(oidc);
+    github.bind(standIn);
+  });
+  afterAll(async () => {
+    for (const each of started) await each.close();
+  });
+  return { service: service.handle, upstream: upstream.handle, github: github.handle };
 }

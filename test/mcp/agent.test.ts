@@ -4,22 +4,17 @@
 // PKCE S256 and `resource`, receives the code on a temporary loopback listener, exchanges it, and then uses
 // the MCP server with the access token.
 
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { hasChromium } from '../support/environment.ts';
 import { sdkClient } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
 import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
-import { issueToken, signInAndApprove } from './helpers.ts';
+import { InMemoryOAuthProvider, issueToken, recordingFetch, signInAndApprove } from './helpers.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const browser = useChromium();
@@ -27,12 +22,7 @@ const loopback = useLoopbackCallback();
 const callbacks = loopback.received;
 
 /** An agent's OAuth state, kept in memory: what a real agent would keep in its credential store. */
-class AgentOAuthProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-
+class AgentOAuthProvider extends InMemoryOAuthProvider {
   get redirectUrl() {
     return loopback.uri;
   }
@@ -45,45 +35,15 @@ class AgentOAuthProvider implements OAuthClientProvider {
       token_endpoint_auth_method: 'none',
     };
   }
-  state() {
-    return 'agent-state';
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
 }
 
 describe.skipIf(!hasChromium)('an agent connects with OAuth (spec 4.6)', () => {
   it('discovers, registers, signs the user in through the browser, and creates a project', async () => {
-    const provider = new AgentOAuthProvider();
+    const provider = new AgentOAuthProvider('agent-state');
     const requests: string[] = [];
-    const recordingFetch: typeof fetch = async (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : input.toString());
-      const response = await fetch(input, init);
-      requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
-      return response;
-    };
     const mcpUrl = new URL(`${service.url}/mcp`);
     const transport = () =>
-      new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: recordingFetch });
+      new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: recordingFetch(requests) });
 
     // 1. No token yet: the first request is challenged, and the SDK runs discovery and registration,
     //    then hands the authorization URL to the agent to open in the browser.

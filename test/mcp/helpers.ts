@@ -2,8 +2,14 @@ import {
   Client as ModernClient,
   StreamableHTTPClientTransport as ModernTransport,
 } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Browser } from 'playwright-core';
 import type { Scope } from '../../src/authz/scopes.ts';
 import { Account } from '../../src/db/entities/index.ts';
@@ -170,4 +176,61 @@ export async function signInAndApprove(
   } finally {
     await context.close();
   }
+}
+
+/**
+ * An agent's OAuth state kept in memory, as a real agent keeps it in its credential store: everything the
+ * SDK client's OAuthClientProvider needs but who the agent is (its redirect URL and metadata), which each
+ * agent test says in a subclass. It answers `state()` with the state it is made with, and keeps the authorization URL
+ * the SDK hands over for the test to open in a browser.
+ */
+export abstract class InMemoryOAuthProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+
+  readonly #state: string;
+
+  constructor(state: string) {
+    this.#state = state;
+  }
+
+  abstract get redirectUrl(): string;
+  abstract get clientMetadata(): OAuthClientMetadata;
+
+  state() {
+    return this.#state;
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** A fetch that notes "METHOD /path status" of every request in `requests`: the agent's conversation, to assert on. */
+export function recordingFetch(requests: string[]): typeof fetch {
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input.toString());
+    const response = await fetch(input, init);
+    requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
+    return response;
+  };
 }

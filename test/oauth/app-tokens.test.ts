@@ -5,42 +5,29 @@ import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
 import { sdkClient } from '../support/fixtures.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 import {
-  authorize,
   CookieJar,
-  registerPublicClient,
+  connectPublicClient,
+  pastRotationGrace,
   sql,
-  startOAuthService,
   tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 /** A new user who connects a new app to the REST API; returns the app's tokens. */
 async function connectApp(handle: string, jar: CookieJar, create: boolean) {
-  const { client, redirectUri } = await registerPublicClient(service);
-  const { code, verifier } = await authorize(
+  const { client, tokens } = await connectPublicClient(
     service,
     jar,
-    client,
-    redirectUri,
     { handle, create },
     {
       scope: 'project:read token:read token:write apps:read apps:write',
       resource: resourceFor('rest', service.config.baseUrl),
     },
   );
-  const response = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: client.client_id,
-    code,
-    code_verifier: verifier,
-    redirect_uri: redirectUri,
-  });
-  expect(response.status).toBe(200);
-  const tokens = (await response.json()) as { access_token: string; refresh_token: string };
   return { clientId: client.client_id, ...tokens };
 }
 
@@ -127,12 +114,7 @@ describe('account tokens created by an OAuth app', () => {
         refresh_token: app.refresh_token,
       });
     expect((await refresh()).status).toBe(200);
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [app.clientId],
-    );
+    await pastRotationGrace(service, app.clientId);
     expect((await refresh()).status).toBe(400);
     expect(await projectsStatus(child.token, handle)).toBe(401);
   });

@@ -3,41 +3,28 @@
 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/environment.ts';
-import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
-import { register, startOAuthService, tokenRequest, uniqueHandle } from './helpers.ts';
+import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
+import { exchangeCode, registerAndRequestAuthorization, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;
 
 describe.skipIf(!hasChromium)('in a browser', () => {
   it('signs in, approves, reaches the loopback callback, and disconnects the app', async () => {
-    const registered = await register(service, {
-      client_name: 'Browser <Agent>',
-      redirect_uris: [loopback.uri],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-    });
-    const client = (await registered.json()) as { client_id: string };
-    const verifier = oauth.generateRandomCodeVerifier();
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: loopback.uri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: 'browser-state',
-      scope: 'user:read project:read project:write glossary:read',
-    }).toString();
+    const { client, url, verifier } = await registerAndRequestAuthorization(
+      service,
+      loopback.uri,
+      { state: 'browser-state', scope: 'user:read project:read project:write glossary:read' },
+      { client_name: 'Browser <Agent>' },
+    );
 
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
     const page = await context.newPage();
-    await page.goto(url.toString());
+    await page.goto(url);
 
     // Sign-in page: the client name is shown escaped, the handle field is labelled.
     await expect.poll(() => page.title()).toContain('Sign in');
@@ -67,15 +54,10 @@ describe.skipIf(!hasChromium)('in a browser', () => {
     await expect.poll(() => received.length).toBe(1);
     const callback = received[0]!;
     expect(callback.searchParams.get('state')).toBe('browser-state');
-    const token = await tokenRequest(service, {
-      grant_type: 'authorization_code',
-      client_id: client.client_id,
+    const { refresh_token: refreshToken } = await exchangeCode(service, client, loopback.uri, {
       code: callback.searchParams.get('code')!,
-      code_verifier: verifier,
-      redirect_uri: loopback.uri,
+      verifier,
     });
-    expect(token.status).toBe(200);
-    const { refresh_token: refreshToken } = (await token.json()) as { refresh_token: string };
 
     // Connected apps: listed with its scopes; Disconnect revokes every token at once.
     await page.goto(`${service.url}/settings/apps`);

@@ -4,35 +4,33 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   Client,
-  type OAuthClientInformationMixed,
   type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthTokens,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentFetchRefused, guardedFetch, vettedAddress } from '../../src/oauth/cimd.ts';
-import { launchChromium, MODERN_REVISION } from '../mcp/helpers.ts';
+import { InMemoryOAuthProvider, launchChromium, MODERN_REVISION, recordingFetch } from '../mcp/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { useLoopbackCallback } from '../support/suite.ts';
 
 let service: TestService;
 let documents: Server;
-let listener: Server;
 let browser: Browser | undefined;
 let docsOrigin: string;
-let redirectUrl: string;
 let certDir: string;
-const callbacks: URL[] = [];
+// The agent's redirect listener (its beforeAll runs before this file's, which serves documents naming it).
+const loopback = useLoopbackCallback();
+const callbacks = loopback.received;
 /** Documents the test serves, by path; a function answers the request itself. */
 const served = new Map<string, unknown>();
 
@@ -40,7 +38,7 @@ const goodPath = '/agents/docs-agent.json';
 const documentFor = (path: string, extra: Record<string, unknown> = {}) => ({
   client_id: `${docsOrigin}${path}`,
   client_name: 'Docs Agent',
-  redirect_uris: [redirectUrl],
+  redirect_uris: [loopback.uri],
   grant_types: ['authorization_code', 'refresh_token'],
   response_types: ['code'],
   token_endpoint_auth_method: 'none',
@@ -87,16 +85,6 @@ beforeAll(async () => {
   await once(documents, 'listening');
   docsOrigin = `https://127.0.0.1:${(documents.address() as AddressInfo).port}`;
 
-  listener = createHttpServer((req, res) => {
-    // Only the redirect itself: the browser may also ask this listener for a favicon.
-    const url = new URL(req.url ?? '/', redirectUrl);
-    if (url.pathname === '/callback') callbacks.push(url);
-    res.end('Signed in; you can close this window.');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
-
   served.set(goodPath, documentFor(goodPath));
   served.set('/agents/moved.json', (_req: unknown, res: ServerResponse) =>
     res.writeHead(302, { Location: goodPath }).end(),
@@ -118,7 +106,6 @@ afterAll(async () => {
   await browser?.close();
   documents?.closeAllConnections();
   documents?.close();
-  listener?.close();
   await service?.close();
   if (certDir) rmSync(certDir, { recursive: true, force: true });
 });
@@ -169,7 +156,7 @@ describe('the guarded document fetch, as in production', () => {
 });
 
 /** The authorization request a CIMD client starts with; the provider fetches its document first. */
-async function authorize(path: string, redirect = redirectUrl) {
+async function authorize(path: string, redirect = loopback.uri) {
   const url = new URL(`${service.url}/oauth/authorize`);
   url.search = new URLSearchParams({
     client_id: `${docsOrigin}${path}`,
@@ -216,60 +203,26 @@ describe('client ID metadata documents at the authorization server', () => {
 });
 
 /** The agent's OAuth state, with a client ID metadata document URL instead of registration. */
-class CimdAgent implements OAuthClientProvider {
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  client: OAuthClientInformationMixed | undefined;
+class CimdAgent extends InMemoryOAuthProvider {
   get clientMetadataUrl() {
     return `${docsOrigin}${goodPath}`;
   }
   get redirectUrl() {
-    return redirectUrl;
+    return loopback.uri;
   }
   get clientMetadata(): OAuthClientMetadata {
     return documentFor(goodPath) as OAuthClientMetadata;
-  }
-  state() {
-    return 'cimd-state';
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
 }
 
 describe.skipIf(!hasChromium)('an agent identified by its metadata document', () => {
   it('gets a token through sign-in and consent (which names it and its host) and uses the tools at 2026-07-28', async () => {
-    const agent = new CimdAgent();
+    const agent = new CimdAgent('cimd-state');
     const requests: string[] = [];
-    const recordingFetch: typeof fetch = async (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : input.toString());
-      const response = await fetch(input, init);
-      requests.push(`${init?.method ?? 'GET'} ${url.pathname} ${response.status}`);
-      return response;
-    };
     const transport = () =>
       new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), {
         authProvider: agent,
-        fetch: recordingFetch,
+        fetch: recordingFetch(requests),
       });
     const options = { versionNegotiation: { mode: { pin: MODERN_REVISION } } } as const;
 
@@ -293,7 +246,7 @@ describe.skipIf(!hasChromium)('an agent identified by its metadata document', ()
         `It identifies itself with a document published by ${new URL(docsOrigin).host}.`,
       );
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL((url) => url.toString().startsWith(redirectUrl));
+      await page.waitForURL((url) => url.toString().startsWith(loopback.uri));
     } finally {
       await context.close();
     }

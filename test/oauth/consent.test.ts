@@ -1,35 +1,30 @@
 // Consent is remembered per user and client, asks again only for new scopes, and the connected-apps
 // domain functions list and revoke it.
 
-import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
 import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 import {
+  authorizationRequest,
   CookieJar,
-  register,
+  exchangeCode,
+  registerClient,
   registerPublicClient,
   runAuthorization,
   sql,
-  startOAuthService,
   tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
-async function registerConfidentialClient() {
-  const redirectUri = 'http://127.0.0.1:53118/callback';
-  const response = await register(service, {
+const registerConfidentialClient = () =>
+  registerClient(service, {
     client_name: 'Confidential agent',
-    redirect_uris: [redirectUri],
-    grant_types: ['authorization_code', 'refresh_token'],
+    redirect_uris: ['http://127.0.0.1:53118/callback'],
     token_endpoint_auth_method: 'client_secret_post',
   });
-  expect(response.status).toBe(201);
-  return { client: (await response.json()) as oauth.Client, redirectUri };
-}
 
 async function authorizeWith(
   jar: CookieJar,
@@ -40,34 +35,22 @@ async function authorizeWith(
   create = false,
   secret?: string,
 ) {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
+  const { url, verifier } = await authorizationRequest(service, { client_id: clientId }, redirectUri, {
     state: 's',
     scope,
-  }).toString();
-  const { callback, pages } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+  });
+  const { callback, pages } = await runAuthorization(service, jar, url, redirectUri, {
     handle,
     create,
   });
-  const token = await tokenRequest(service, {
-    grant_type: 'authorization_code',
-    client_id: clientId,
-    code: callback.searchParams.get('code')!,
-    code_verifier: verifier,
-    redirect_uri: redirectUri,
-    ...(secret ? { client_secret: secret } : {}),
-  });
-  expect(token.status).toBe(200);
-  return {
-    pages,
-    tokens: (await token.json()) as { access_token: string; refresh_token: string; scope: string },
-  };
+  const tokens = await exchangeCode(
+    service,
+    { client_id: clientId },
+    redirectUri,
+    { code: callback.searchParams.get('code')!, verifier },
+    secret ? { client_secret: secret } : {},
+  );
+  return { pages, tokens };
 }
 
 describe('remembered consent', () => {
@@ -75,56 +58,27 @@ describe('remembered consent', () => {
     const handle = uniqueHandle('cns');
     const { client, redirectUri } = await registerConfidentialClient();
     const secret = String(client.client_secret);
+    /** The confidential client's authorization of `scope` for `handle`, in a browser's `jar`. */
+    const authorizeIn = (jar: CookieJar, scope: string, create = false) =>
+      authorizeWith(jar, client.client_id, redirectUri, scope, handle, create, secret);
 
     // First time: a sign-in page (creating the user) and a consent page.
     const firstJar = new CookieJar();
-    const first = await authorizeWith(
-      firstJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      true,
-      secret,
-    );
+    const first = await authorizeIn(firstJar, 'project:read', true);
     expect(first.pages).toHaveLength(2);
 
     // Same scope again: no page at all.
-    const again = await authorizeWith(
-      firstJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      false,
-      secret,
-    );
+    const again = await authorizeIn(firstJar, 'project:read');
     expect(again.pages).toHaveLength(0);
 
     // A new browser (new session): sign-in only; the consent is remembered for this user and client.
     const otherJar = new CookieJar();
-    const fresh = await authorizeWith(
-      otherJar,
-      client.client_id,
-      redirectUri,
-      'project:read',
-      handle,
-      false,
-      secret,
-    );
+    const fresh = await authorizeIn(otherJar, 'project:read');
     expect(fresh.pages).toHaveLength(1);
     expect(fresh.pages[0]).toContain('Sign in');
 
     // More scopes: the consent page asks only for the new one, and shows the old one as already allowed.
-    const more = await authorizeWith(
-      otherJar,
-      client.client_id,
-      redirectUri,
-      'project:read glossary:write',
-      handle,
-      false,
-      secret,
-    );
+    const more = await authorizeIn(otherJar, 'project:read glossary:write');
     expect(more.pages).toHaveLength(1);
     const asked = more.pages[0]!.split('<details>')[0]!;
     expect(asked).toContain('It asks for more access');
@@ -156,18 +110,12 @@ describe('public clients (no secret)', () => {
     expect(same.pages[0]).toContain('name="decision"');
 
     // prompt=none cannot skip the person: the client gets an error and no code.
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: otherPort,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
+    const { url } = await authorizationRequest(service, client, otherPort, {
       state: 's',
       scope: 'project:read',
       prompt: 'none',
-    }).toString();
-    const { callback } = await runAuthorization(service, jar, url.toString(), otherPort, { handle });
+    });
+    const { callback } = await runAuthorization(service, jar, url, otherPort, { handle });
     expect(callback.searchParams.get('code')).toBeNull();
     expect(callback.searchParams.get('error')).toBe('interaction_required');
   });

@@ -3,18 +3,10 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
-import {
-  CookieJar,
-  discover,
-  inProcessOAuth,
-  insecure,
-  runAuthorization,
-  startOAuthService,
-  uniqueHandle,
-} from './helpers.ts';
+import { useOAuthService } from '../support/suite.ts';
+import { CookieJar, discover, inProcessOAuth, insecure, runAuthorization, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 
 beforeAll(async () => {

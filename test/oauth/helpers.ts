@@ -136,7 +136,7 @@ export function randomAddress(): string {
 }
 
 export async function register(
-  service: TestService,
+  service: Pick<TestService, 'url'>,
   metadata: Record<string, unknown>,
   address = randomAddress(),
 ): Promise<Response> {
@@ -147,28 +147,95 @@ export async function register(
   });
 }
 
-/** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
-export async function registerPublicClient(
+/**
+ * Six registrations from one address (one past the limit of five a minute), asking `services` in turn,
+ * and the statuses they got: how the suites watch the registration limit hold, or not.
+ */
+export async function registerSixTimes(address: string, ...services: Pick<TestService, 'url'>[]) {
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const response = await register(
+      services[i % services.length]!,
+      { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' },
+      address,
+    );
+    statuses.push(response.status);
+  }
+  return statuses;
+}
+
+/**
+ * A registered client for the code and refresh grants, with `metadata`; insists on a 201 and returns its
+ * first redirect URI: the registration every flow test starts with.
+ */
+export async function registerClient(
   service: TestService,
-  extra: Record<string, unknown> = {},
+  metadata: { redirect_uris: string[] } & Record<string, unknown>,
 ): Promise<{ client: oauth.Client; redirectUri: string }> {
-  const redirectUri = 'http://127.0.0.1:53117/callback';
   const response = await register(service, {
-    client_name: 'Test agent',
-    redirect_uris: [redirectUri],
     grant_types: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_method: 'none',
-    ...extra,
+    ...metadata,
   });
   if (response.status !== 201)
     throw new Error(`registration failed: ${response.status} ${await response.text()}`);
-  return { client: (await response.json()) as oauth.Client, redirectUri };
+  return { client: (await response.json()) as oauth.Client, redirectUri: metadata.redirect_uris[0]! };
+}
+
+/** A registered public client (token_endpoint_auth_method none) with a loopback redirect URI. */
+export function registerPublicClient(
+  service: TestService,
+  extra: Record<string, unknown> = {},
+): Promise<{ client: oauth.Client; redirectUri: string }> {
+  return registerClient(service, {
+    client_name: 'Test agent',
+    redirect_uris: ['http://127.0.0.1:53117/callback'],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  });
 }
 
 export interface AuthorizedCode {
   code: string;
   verifier: string;
   callback: URL;
+}
+
+/**
+ * The URL of an authorization request for `client` with a fresh PKCE pair (S256), plus its verifier: what
+ * every test that walks the pages itself (in a real browser, or step by step) starts from. `params` adds
+ * the state, scope and the rest.
+ */
+export async function authorizationRequest(
+  service: Pick<TestService, 'url'>,
+  client: { client_id: string },
+  redirectUri: string,
+  params: Record<string, string> = {},
+): Promise<{ url: string; verifier: string }> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(`${service.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...params,
+  }).toString();
+  return { url: url.toString(), verifier };
+}
+
+/**
+ * A public client registered for `redirectUri` (a loopback listener) and its authorization request: where
+ * each test that sends a real browser through sign-in and consent starts. `metadata` adds to the registration.
+ */
+export async function registerAndRequestAuthorization(
+  service: TestService,
+  redirectUri: string,
+  params: Record<string, string>,
+  metadata: Record<string, unknown> = {},
+): Promise<{ client: oauth.Client; url: string; verifier: string }> {
+  const { client } = await registerPublicClient(service, { ...metadata, redirect_uris: [redirectUri] });
+  return { client, ...(await authorizationRequest(service, client, redirectUri, params)) };
 }
 
 /** Registers nothing: authorizes an existing client through the pages and returns the code. */
@@ -180,26 +247,19 @@ export async function authorize(
   browser: BrowserOptions,
   params: Record<string, string> = {},
 ): Promise<AuthorizedCode> {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(`${service.url}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
+  const { url, verifier } = await authorizationRequest(service, client, redirectUri, {
     state: 'st',
     scope: 'project:read',
     ...params,
-  }).toString();
-  const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, browser);
+  });
+  const { callback } = await runAuthorization(service, jar, url, redirectUri, browser);
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code in ${callback}`);
   return { code, verifier, callback };
 }
 
 export function tokenRequest(
-  service: TestService,
+  service: Pick<TestService, 'url'>,
   fields: Record<string, string>,
   headers: Record<string, string> = {},
 ) {
@@ -208,6 +268,54 @@ export function tokenRequest(
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields).toString(),
   });
+}
+
+/** What the token endpoint answers a successful code exchange with. */
+export interface IssuedTokens {
+  access_token: string;
+  refresh_token: string;
+  scope: string;
+}
+
+/**
+ * Exchanges an authorized code (with its PKCE verifier) at /oauth/token and insists on a 200: the last step
+ * of every sign-in-and-consent setup, said once. `extra` fields (a resource, a scope) are sent along.
+ */
+export async function exchangeCode(
+  service: Pick<TestService, 'url'>,
+  client: { client_id: string },
+  redirectUri: string,
+  authorized: { code: string; verifier: string },
+  extra: Record<string, string> = {},
+): Promise<IssuedTokens> {
+  const response = await tokenRequest(service, {
+    grant_type: 'authorization_code',
+    client_id: client.client_id,
+    code: authorized.code,
+    code_verifier: authorized.verifier,
+    redirect_uri: redirectUri,
+    ...extra,
+  });
+  if (response.status !== 200)
+    throw new Error(`code exchange answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as IssuedTokens;
+}
+
+/**
+ * A public client registered, taken through sign-in and consent in `jar`, and its code exchanged: an app
+ * connected the way a person connects one, which many suites need before they can say anything else.
+ */
+export async function connectPublicClient(
+  service: TestService,
+  jar: CookieJar,
+  browser: BrowserOptions,
+  params: Record<string, string> = {},
+  options: { metadata?: Record<string, unknown>; exchange?: Record<string, string> } = {},
+): Promise<{ client: oauth.Client; redirectUri: string; code: string; tokens: IssuedTokens }> {
+  const { client, redirectUri } = await registerPublicClient(service, options.metadata);
+  const authorized = await authorize(service, jar, client, redirectUri, browser, params);
+  const tokens = await exchangeCode(service, client, redirectUri, authorized, options.exchange);
+  return { client, redirectUri, code: authorized.code, tokens };
 }
 
 /**
@@ -239,4 +347,17 @@ export async function sql(service: TestService, query: string, params: unknown[]
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Moves the client's refresh-token rotations an hour into the past, beyond the grace in which a rotated
+ * token may be sent again: from now on, sending one is a replay. For the replay tests in several suites.
+ */
+export async function pastRotationGrace(service: TestService, clientId: string): Promise<void> {
+  await sql(
+    service,
+    `update oidc_models set consumed_at = consumed_at - interval '1 hour'
+     where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+    [clientId],
+  );
 }

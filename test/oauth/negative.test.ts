@@ -3,19 +3,20 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 import {
+  authorizationRequest,
   authorize,
   CookieJar,
   inProcessOAuth,
+  pastRotationGrace,
   registerPublicClient,
   sql,
-  startOAuthService,
   tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 let verifier: Awaited<ReturnType<typeof inProcessOAuth>>;
 const handle = uniqueHandle('neg');
 let jar: CookieJar;
@@ -133,17 +134,9 @@ describe('authorization requests', () => {
 
   it('returns access_denied to the client when the user denies', async () => {
     const { client, redirectUri } = await registerPublicClient(service);
-    const url = new URL(`${service.url}/oauth/authorize`);
     const { runAuthorization } = await import('./helpers.ts');
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
-      state: 'st',
-    }).toString();
-    const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, {
+    const { url } = await authorizationRequest(service, client, redirectUri, { state: 'st' });
+    const { callback } = await runAuthorization(service, jar, url, redirectUri, {
       ...browser(),
       decision: 'deny',
     });
@@ -272,12 +265,7 @@ describe('refresh', () => {
     expect(third.refresh_token).not.toBe(successor);
 
     // After the grace, the original is a replay: every token of the grant dies.
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [client.client_id],
-    );
+    await pastRotationGrace(service, client.client_id);
     await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
     await expectOAuthError(await refresh(client.client_id, third.refresh_token), 400, 'invalid_grant');
     for (const t of [...tokens, third])
@@ -291,12 +279,7 @@ describe('refresh', () => {
     const next = (await rotated.json()) as { access_token: string; refresh_token: string };
 
     // Move the rotation an hour into the past: the old token is now a replay.
-    await sql(
-      service,
-      `update oidc_models set consumed_at = consumed_at - interval '1 hour'
-       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
-      [client.client_id],
-    );
+    await pastRotationGrace(service, client.client_id);
     await expectOAuthError(await refresh(client.client_id, body.refresh_token!), 400, 'invalid_grant');
     // The whole grant is gone: the newer refresh and access tokens die with it.
     await expectOAuthError(await refresh(client.client_id, next.refresh_token), 400, 'invalid_grant');

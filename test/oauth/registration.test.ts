@@ -2,18 +2,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../src/authz/scopes.ts';
-import { useService } from '../support/suite.ts';
-import {
-  authorize,
-  CookieJar,
-  register,
-  sql,
-  startOAuthService,
-  tokenRequest,
-  uniqueHandle,
-} from './helpers.ts';
+import { useOAuthService } from '../support/suite.ts';
+import { authorize, CookieJar, register, sql, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 const base = { client_name: 'Reg test', grant_types: ['authorization_code'] };
 

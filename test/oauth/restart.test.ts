@@ -5,10 +5,10 @@ import type { TestService } from '../support/service.ts';
 import {
   authorize,
   CookieJar,
+  exchangeCode,
   inProcessOAuth,
   registerPublicClient,
   startOAuthService,
-  tokenRequest,
   uniqueHandle,
 } from './helpers.ts';
 
@@ -33,15 +33,7 @@ describe('restart', () => {
       { database: before.database },
     );
     services.push(after);
-    const response = await tokenRequest(after, {
-      grant_type: 'authorization_code',
-      client_id: client.client_id,
-      code,
-      code_verifier: verifier,
-      redirect_uri: redirectUri,
-    });
-    expect(response.status).toBe(200);
-    const tokens = (await response.json()) as { access_token: string; refresh_token: string };
+    const tokens = await exchangeCode(after, client, redirectUri, { code, verifier });
 
     const inProcess = await inProcessOAuth(after);
     try {

@@ -6,41 +6,21 @@ import { createFieldCipher } from '../../src/lib/field-encryption.ts';
 import { createAdapterFactory } from '../../src/oauth/adapter.ts';
 import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { useService } from '../support/suite.ts';
-import {
-  authorize,
-  CookieJar,
-  registerPublicClient,
-  sql,
-  startOAuthService,
-  tokenRequest,
-  uniqueHandle,
-} from './helpers.ts';
+import { useOAuthService } from '../support/suite.ts';
+import { CookieJar, connectPublicClient, sql, tokenRequest, uniqueHandle } from './helpers.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 
 describe('OAuth state at rest', () => {
   it('keeps codes and tokens only as hashes, and they still work', async () => {
-    const { client, redirectUri } = await registerPublicClient(service);
     const resource = resourceFor('rest', service.config.baseUrl);
-    const { code, verifier } = await authorize(
+    const { client, code, tokens } = await connectPublicClient(
       service,
       new CookieJar(),
-      client,
-      redirectUri,
       { handle: uniqueHandle(), create: true },
       { scope: 'user:read', resource },
+      { exchange: { resource } },
     );
-    const issued = await tokenRequest(service, {
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      redirect_uri: redirectUri,
-      client_id: client.client_id,
-      resource,
-    });
-    expect(issued.status).toBe(200);
-    const tokens = (await issued.json()) as { access_token: string; refresh_token: string };
 
     const rows = (await sql(service, `select model, id, payload::text as payload from oidc_models`)) as {
       model: string;

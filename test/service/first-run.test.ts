@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startMainUntilReady } from '../support/cluster.ts';
 import { freePort } from '../support/ports.ts';
 
 // The README's first command as a newcomer runs it: no DATABASE_URL, so the service starts its embedded
@@ -20,8 +21,9 @@ afterAll(() => {
 async function startMain(port: number, pgPort: number) {
   // vitest sets BASE_URL=/ (Vite's); a newcomer's shell has neither it nor DATABASE_URL.
   const { DATABASE_URL: _db, BASE_URL: _base, ...env } = process.env;
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    env: {
+  const started = await startMainUntilReady(
+    port,
+    {
       ...env,
       NODE_ENV: 'development',
       PORT: String(port),
@@ -29,28 +31,11 @@ async function startMain(port: number, pgPort: number) {
       EMBEDDED_POSTGRES_PORT: String(pgPort),
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => {
-    output += d;
-  });
-  child.stderr!.on('data', (d) => {
-    output += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  // Poll a bounded number of times; a service that never gets ready fails the test with its output.
-  for (let attempt = 0; attempt < 120; attempt++) {
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ready) return { child, exited, output: () => output };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`service did not become ready:\n${output}`);
+    children,
+  );
+  // A service that never gets ready fails the test with its output.
+  if (!started.ready) throw new Error(`service did not become ready:\n${started.output()}`);
+  return started;
 }
 
 async function countRows(pgPort: number, sql: string): Promise<number> {

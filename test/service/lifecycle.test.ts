@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { canConnect } from '../support/ports.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
@@ -15,17 +16,6 @@ function rawRequest(port: number) {
   const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
   const ready = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   return { socket, ready, closed };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 describe('service lifecycle', () => {

@@ -5,8 +5,8 @@ import {
   authorize,
   CookieJar,
   randomAddress,
-  register,
   registerPublicClient,
+  registerSixTimes,
   startOAuthService,
   tokenRequest,
   uniqueHandle,
@@ -83,17 +83,7 @@ describe('/metrics on the main port behind METRICS_TOKEN', () => {
     );
     expect(refused.status).toBe(400);
     // Registration is limited to 5 a minute per address: the sixth is turned away.
-    const from = randomAddress();
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const response = await register(
-        service,
-        { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' },
-        from,
-      );
-      statuses.push(response.status);
-    }
-    expect(statuses).toEqual([201, 201, 201, 201, 201, 429]);
+    expect(await registerSixTimes(randomAddress(), service)).toEqual([201, 201, 201, 201, 201, 429]);
 
     const scraped = await fetch(`${service.url}/metrics`, {
       headers: { authorization: `Bearer ${METRICS_TOKEN}` },

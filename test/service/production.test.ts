@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMainUntilReady } from '../support/cluster.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { freePort } from '../support/ports.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
@@ -98,8 +99,9 @@ describe('the first admin of a production install', { timeout: 180_000 }, () => 
 
   it('starts in production offering only the configured provider, and the token works on the API', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['src/main.ts'], {
-      env: {
+    const { child, ready, output } = await startMainUntilReady(
+      port,
+      {
         ...baseEnv(),
         NODE_ENV: 'production',
         DATABASE_URL: database.url,
@@ -111,26 +113,10 @@ describe('the first admin of a production install', { timeout: 180_000 }, () => 
         GITHUB_CLIENT_ID: 'Iv1.production-test',
         GITHUB_CLIENT_SECRET: 'a-secret-from-github',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout!.on('data', (d) => {
-      output += d;
-    });
-    child.stderr!.on('data', (d) => {
-      output += d;
-    });
+      children,
+    );
     const url = `http://127.0.0.1:${port}`;
-    let ready = false;
-    for (let attempt = 0; attempt < 120 && !ready && child.exitCode === null; attempt++) {
-      ready = await fetch(`${url}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (!ready) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(ready, output).toBe(true);
+    expect(ready, output()).toBe(true);
 
     const signin = await fetch(`${url}/signin`);
     expect(signin.status).toBe(200);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
-import { randomAddress, register, startOAuthService } from '../oauth/helpers.ts';
+import { randomAddress, registerSixTimes, startOAuthService } from '../oauth/helpers.ts';
 import { freePort } from '../support/ports.ts';
 import { hasRedisServer, type OwnedRedis, startRedisServer } from '../support/redis-server.ts';
 import type { TestService } from '../support/service.ts';
@@ -24,18 +24,7 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
     await redis?.kill();
   });
 
-  const registerSixFrom = async (address: string) => {
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const response = await register(
-        service,
-        { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none' },
-        address,
-      );
-      statuses.push(response.status);
-    }
-    return statuses;
-  };
+  const registerSixFrom = (address: string) => registerSixTimes(address, service);
   const readiness = async () => {
     const response = await fetch(`${service.url}/readyz`);
     return { status: response.status, body: await response.json() };

@@ -4,7 +4,6 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { startRequest } from '../support/held-request.ts';
-import { freePort } from '../support/ports.ts';
+import { canConnect, freePort } from '../support/ports.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -77,17 +76,6 @@ async function startChild(
     );
   });
   return { process: child, url: `http://127.0.0.1:${port}`, port, output: () => output, exited };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once('error', () => done(false));
-  });
 }
 
 const glossaryEntries = (count: number) =>

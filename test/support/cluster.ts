@@ -1,6 +1,7 @@
 // Several real service processes (`node src/main.ts`, as `npm start` runs it) behind a small round-robin
 // load balancer of the test's own, for the multi-instance suite. Processes, not in-process servers, so
-// that an instance can be killed the way a machine dies (SIGKILL).
+// that an instance can be killed the way a machine dies (SIGKILL). Also one such process polled until
+// ready, for the suites that start the service as a newcomer or an operator would.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,33 @@ export interface Instance {
   kill(): Promise<void>;
   /** SIGTERM and wait for the exit (graceful shutdown). */
   stop(): Promise<void>;
+}
+
+/**
+ * Starts `node src/main.ts` with exactly `env`, adds it to `children` (for the suite to kill), and polls
+ * its /readyz (about 30 seconds at most, less if it exits): the start-up the first-run and production
+ * suites share. `ready` says whether it answered 200; `output` is everything it wrote so far.
+ */
+export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]) {
+  const child = spawn(process.execPath, ['src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let ready = false;
+  for (let attempt = 0; attempt < 120 && !ready && child.exitCode === null; attempt++) {
+    ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (!ready) await new Promise((r) => setTimeout(r, 250));
+  }
+  return { child, exited, ready, output: () => output };
 }
 
 /** Starts `node src/main.ts` with exactly `env` (plus PATH) and resolves once it listens. */

@@ -14,12 +14,13 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { startOAuthService } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from './environment.ts';
 import { createTestUser, type TestUser } from './fixtures.ts';
 import { startTestService, type TestService } from './service.ts';
 
 /** A stand-in for an object made later (in beforeAll): every use is passed on to the real one. */
-function lateBound<T extends object>(what: string): { handle: T; bind(value: T): void } {
+export function lateBound<T extends object>(what: string): { handle: T; bind(value: T): void } {
   let target: T | undefined;
   const real = (): T => {
     if (!target) throw new Error(`${what} is used before its beforeAll has set it up`);
@@ -54,6 +55,11 @@ export function useService(start: () => Promise<TestService> = () => startTestSe
   });
   afterAll(() => started?.close());
   return service.handle;
+}
+
+/** The OAuth suites' service for the file (development sign-in, behind a proxy): a dozen suites start it. */
+export function useOAuthService(): TestService {
+  return useService(() => startOAuthService());
 }
 
 /** A plain `pg` client on the service's database, for what a test checks or arranges behind the API. */

@@ -2,7 +2,6 @@
 // elsewhere) and still renders: the stylesheet is a cached file, no page has inline script or style, and in
 // chromium a whole sign-in and consent ends at the client's loopback redirect URI without a CSP violation.
 
-import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { formActionSource } from '../../src/lib/csp.ts';
@@ -10,14 +9,13 @@ import {
   CookieJar,
   csrfOf,
   postForm,
-  registerPublicClient,
-  startOAuthService,
+  registerAndRequestAuthorization,
   uniqueHandle,
 } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
-import { useChromium, useLoopbackCallback, useService } from '../support/suite.ts';
+import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 const browser = useChromium();
 const loopback = useLoopbackCallback();
 const received = loopback.received;
@@ -64,19 +62,12 @@ describe('Content-Security-Policy over HTTP', () => {
   });
 
   it('on sign-in and consent lets forms reach only our origin and the client’s redirect URI', async () => {
-    const { client } = await registerPublicClient(service);
     const jar = new CookieJar();
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: 'http://127.0.0.1:53117/callback',
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
+    const { url } = await registerAndRequestAuthorization(service, 'http://127.0.0.1:53117/callback', {
       state: 's',
       scope: 'project:read',
-    }).toString();
-    const started = await jar.fetch(url.toString());
+    });
+    const started = await jar.fetch(url);
     const interaction = new URL(started.headers.get('location')!, service.url).toString();
     const login = await jar.fetch(interaction);
     const loginHtml = await expectStrictPage(login, ['http://127.0.0.1:53117']);
@@ -96,20 +87,13 @@ describe('Content-Security-Policy over HTTP', () => {
   });
 
   it('lets oidc-provider’s form_post answer run only its own script (by hash) and post only to the client', async () => {
-    const { client } = await registerPublicClient(service);
     const jar = new CookieJar();
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
+    const { url } = await registerAndRequestAuthorization(service, 'http://127.0.0.1:53117/callback', {
       response_mode: 'form_post',
-      client_id: client.client_id,
-      redirect_uri: 'http://127.0.0.1:53117/callback',
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
       state: 's',
       scope: 'project:read',
-    }).toString();
-    let response = await jar.fetch(url.toString());
+    });
+    let response = await jar.fetch(url);
     for (let step = 0; step < 10 && response.status !== 200; step++) {
       const location = new URL(response.headers.get('location')!, service.url).toString();
       response = await jar.fetch(location);
@@ -165,7 +149,6 @@ async function cspViolations(page: Page): Promise<string[]> {
 
 describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
   it('styles every page, and a sign-in with consent reaches the loopback redirect URI', async () => {
-    const { client } = await registerPublicClient(service, { redirect_uris: [loopback.uri] });
     const context = await browser!.newContext();
     const page = await context.newPage();
     const violations = await cspViolations(page);
@@ -176,18 +159,11 @@ describe.skipIf(!hasChromium)('Content-Security-Policy in chromium', () => {
       expect(await page.evaluate(() => getComputedStyle(document.body).margin)).toBe('0px');
     }
 
-    const verifier = oauth.generateRandomCodeVerifier();
-    const url = new URL(`${service.url}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: loopback.uri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
+    const { url } = await registerAndRequestAuthorization(service, loopback.uri, {
       state: 'csp-state',
       scope: 'project:read',
-    }).toString();
-    await page.goto(url.toString());
+    });
+    await page.goto(url);
     await page.getByLabel('Handle').fill(uniqueHandle('cspb'));
     await page.getByRole('button', { name: 'Create and sign in' }).click();
     await page.getByRole('button', { name: 'Approve' }).waitFor();

@@ -6,7 +6,7 @@ import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestService } from '../support/service.ts';
-import { checkPage, DocumentTracker, devSignIn } from './page-checks.ts';
+import { checkPage, DocumentTracker, devSignIn, giveVerifiedEmail } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -153,14 +153,7 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
     const link = await admin.locator('#invite-link').inputValue();
     const memberHandle = uniqueHandle('mem');
     const { context: memberContext, page: member } = await signIn(memberHandle, '/dashboard');
-    // Only the invited address answers an invitation: the development sign-in links no provider, so the
-    // member gets the identity an upstream provider would have made, with that e-mail verified.
-    await sql(
-      service,
-      `insert into identities (id, user_id, provider, subject, email, email_verified)
-       select gen_random_uuid(), user_id, 'oidc-test', $1, 'grace@example.com', true from accounts where handle = $1`,
-      [memberHandle],
-    );
+    await giveVerifiedEmail(service, memberHandle, 'grace@example.com');
     await member.goto(link);
     await member.getByRole('button', { name: 'Accept the invitation' }).click();
     await member.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));

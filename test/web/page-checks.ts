@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Response as PlaywrightResponse } from 'playwright-core';
 import { expect } from 'vitest';
+import { sql } from '../oauth/helpers.ts';
 import type { TestService } from '../support/service.ts';
 
 const SHOTS = join(import.meta.dirname, 'screenshots');
@@ -74,4 +75,17 @@ export async function devSignIn(
   await page.getByRole('button', { name: 'Create and sign in' }).click();
   await page.waitForURL(`${service.url}${next}`);
   return { context, page };
+}
+
+/**
+ * Gives `handle` the identity an upstream provider would have made, with `email` verified: only the invited
+ * address answers an invitation, and the development sign-in links no provider. For the invitation tours.
+ */
+export async function giveVerifiedEmail(service: TestService, handle: string, email: string): Promise<void> {
+  await sql(
+    service,
+    `insert into identities (id, user_id, provider, subject, email, email_verified)
+     select gen_random_uuid(), user_id, 'oidc-test', $1, $2, true from accounts where handle = $1`,
+    [handle, email],
+  );
 }

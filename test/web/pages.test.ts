@@ -12,13 +12,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import * as oauth from 'oauth4webapi';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { register, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import {
+  authorizationRequest,
+  registerPublicClient,
+  sql,
+  startOAuthService,
+  uniqueHandle,
+} from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import type { TestService } from '../support/service.ts';
-import { checkPage, DocumentTracker, devSignIn } from './page-checks.ts';
+import { checkPage, DocumentTracker, devSignIn, giveVerifiedEmail } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -104,14 +109,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
 
     // The member accepts in another browser context (signing in on the way).
     const { context: memberContext, page: member } = await signIn(memberHandle, '/dashboard');
-    // Only the invited address answers an invitation: the development sign-in links no provider, so the
-    // member gets the identity an upstream provider would have made, with that e-mail verified.
-    await sql(
-      service,
-      `insert into identities (id, user_id, provider, subject, email, email_verified)
-       select gen_random_uuid(), user_id, 'oidc-test', $1, 'grace@example.com', true from accounts where handle = $1`,
-      [memberHandle],
-    );
+    await giveVerifiedEmail(service, memberHandle, 'grace@example.com');
     await member.goto(link);
     await look(member, 'invitation-accept');
     await member.getByRole('button', { name: 'Accept the invitation' }).click();
@@ -373,24 +371,15 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await look(admin, 'tokens');
 
     // An app connected through OAuth (consent in the same session), then disconnected.
-    const registered = await register(service, {
+    const { client } = await registerPublicClient(service, {
       client_name: 'Tour <Agent>',
       redirect_uris: [redirectUri],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
     });
-    const client = (await registered.json()) as { client_id: string };
-    const authorize = new URL(`${service.url}/oauth/authorize`);
-    authorize.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
+    const authorize = await authorizationRequest(service, client, redirectUri, {
       state: 'tour',
       scope: 'project:read',
-    }).toString();
-    await admin.goto(authorize.toString());
+    });
+    await admin.goto(authorize.url);
     await admin.getByRole('button', { name: 'Approve' }).click();
     await admin.waitForURL(/\/callback\?/);
     await admin.goto(`${service.url}/settings/apps`);

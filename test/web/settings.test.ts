@@ -12,11 +12,11 @@ import { parse } from 'yaml';
 import { TOKEN_PATTERN } from '../../src/authz/account-tokens.ts';
 import { TOKEN_LIMITS } from '../../src/domain/tokens.ts';
 import { DEFAULT_NEXT, safeNext } from '../../src/web/sign-in/routes.ts';
-import { CookieJar, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
+import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
-import { useService } from '../support/suite.ts';
+import { useOAuthService } from '../support/suite.ts';
 
-const service = useService(() => startOAuthService());
+const service = useOAuthService();
 let browser: Browser | undefined;
 
 beforeAll(async () => {
