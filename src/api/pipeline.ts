@@ -174,7 +174,7 @@ const TARGET_ACCOUNT = `select a.*,
  * about a tenth of a read's CPU), and before the handler runs for a write, so the write's transaction
  * inherits it as managed.
  */
-export interface Target {
+interface Target {
   accountId: string;
   handle: string;
   kind: IAccount['kind'];

@@ -30,7 +30,7 @@ const traceIds = new WeakMap<IncomingMessage, string>();
  * exported spans carry. Otherwise the W3C `traceparent` header's, and without one a new id, so that the
  * log lines of one request can always be found together.
  */
-export function traceIdOf(req: IncomingMessage): string {
+function traceIdOf(req: IncomingMessage): string {
   let id = traceIds.get(req);
   if (id) return id;
   const active = trace.getActiveSpan()?.spanContext();

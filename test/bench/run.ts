@@ -168,31 +168,7 @@ try {
     ),
   );
 
-  // The same call at the revision in force: no initialize, the `_meta` envelope, the Mcp-Method and
-  // Mcp-Name headers, and a plain JSON answer instead of the legacy one-message event stream.
-  const modern = await check({
-    url: `${service.url}/mcp`,
-    method: 'POST',
-    headers: {
-      ...auth,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'list_projects',
-    },
-    body: JSON.stringify({
-      ...call,
-      params: {
-        ...call.params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
+  const modern = await check(mcpListProjects(service.url, auth, '2026-07-28'));
   results.push(
     await compare(
       'MCP 2026-07-28 tools/call vs REST',

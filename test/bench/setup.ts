@@ -130,7 +130,15 @@ export async function refreshTokenSource(url: string, prefix: string) {
 }
 
 /** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `bench`. */
-export function mcpListProjects(serviceUrl: string, auth: Record<string, string>) {
+export function mcpListProjects(
+  serviceUrl: string,
+  auth: Record<string, string>,
+  revision: '2025-06-18' | '2026-07-28' = '2025-06-18',
+) {
+  const call = { name: 'list_projects', arguments: { account: 'bench' } };
+  // At 2026-07-28 there is no initialize: every request carries the `_meta` envelope and the Mcp-Method and
+  // Mcp-Name headers, and the answer is plain JSON instead of the legacy one-message event stream.
+  const modern = revision === '2026-07-28';
   return {
     url: `${serviceUrl}/mcp`,
     method: 'POST',
@@ -138,13 +146,23 @@ export function mcpListProjects(serviceUrl: string, auth: Record<string, string>
       ...auth,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
+      'mcp-protocol-version': revision,
+      ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': call.name } : {}),
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
-      params: { name: 'list_projects', arguments: { account: 'bench' } },
+      params: modern
+        ? {
+            ...call,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': revision,
+              'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          }
+        : call,
     }),
   } satisfies Target;
 }
