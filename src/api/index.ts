@@ -4,8 +4,10 @@ import {
   type Document,
   OpenAPIBackend,
   type OpenAPIRouter,
+  OpenAPIValidator,
   type Operation,
   type Request,
+  type ValidationContext,
 } from 'openapi-backend';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
 import { createAuthenticator } from '../authz/authenticator.ts';
@@ -47,10 +49,45 @@ class OpenApi31Backend extends OpenAPIBackend {
    */
   override async init() {
     await super.init();
+    // Built with `validate: false`, openapi-backend made no validator; this one compiles only the request
+    // validators now. Response validators (VALIDATE_RESPONSES, on in tests) are compiled on first use:
+    // production never runs them, and compiling them all cost most of the start-up's time and garbage.
+    this.validator = new SharedAjvValidator({
+      definition: this.definition,
+      ajvOpts: this.ajvOpts,
+      customizeAjv: this.customizeAjv,
+      router: this.router,
+      lazyCompileValidators: true,
+      coerceTypes: this.coerceTypes,
+    });
+    this.validator.preCompileRequestValidators();
     const operations = this.router.getOperations();
     this.router.getOperations = () => operations;
     this.router.matchOperation = precompiledMatcher(this.router, operations);
     return this;
+  }
+}
+
+type Ajv = ReturnType<OpenAPIValidator['getAjv']>;
+type AjvOpts = NonNullable<Parameters<OpenAPIValidator['getAjv']>[1]>;
+
+/**
+ * openapi-backend makes a new Ajv for every validator it compiles (five per operation), and each Ajv
+ * compiles the JSON Schema meta-schema again to check the schemas given to it and keeps it. One Ajv per
+ * kind of validator (request body, parameters, response, response headers) and option set compiles the
+ * same validators.
+ */
+class SharedAjvValidator extends OpenAPIValidator {
+  readonly #engines = new Map<string, Ajv>();
+
+  override getAjv(validationContext: ValidationContext, opts: AjvOpts = {}): Ajv {
+    const key = `${validationContext} ${JSON.stringify(opts)}`;
+    let ajv = this.#engines.get(key);
+    if (!ajv) {
+      ajv = super.getAjv(validationContext, opts);
+      this.#engines.set(key, ajv);
+    }
+    return ajv;
   }
 }
 
@@ -91,8 +128,9 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   const api = new OpenApi31Backend({
     definition: catalogue.document as Document,
     strict: true,
-    // Validators are built, but the pipeline decides when to run them (after authentication).
-    validate: () => false,
+    // openapi-backend does not validate: the pipeline runs the validators (after authentication), and
+    // init() above builds them.
+    validate: false,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false },
     customizeAjv: (ajv) => {
