@@ -210,9 +210,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         : 'The bearer token is invalid, expired, revoked or not meant for this resource.';
       throw problems.unauthorized(detail, deps.challenge(request.door, spec.scope, error));
     };
-    // A door that authenticated already (MCP, the web pages' session) hands over a confirmed caller. Otherwise
-    // the caller may come from the cache, and is confirmed before anything is decided on it: here at once
-    // when the operation names no account, or else by the epoch that the account's statement brings along.
+    // A door may hand over what it found already (MCP looks the bearer up once per HTTP request; the web
+    // pages have the session's caller). A caller from the cache, found here or by the door, is confirmed
+    // before anything is decided on it: here at once when the operation names no account, or else by the
+    // epoch that the account's statement brings along.
     let found: FoundCaller | null = request.found ?? (await authenticator.find(request.bearer, request.door));
     if (!found) return refuse(request.bearer ? 'invalid_token' : undefined);
     const confirm = async (currentEpoch?: string): Promise<Caller> => {
