@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../context.ts';
+import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
@@ -44,8 +45,7 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
   };
 
   const operationHandler = async (c: Context, req: Request, res: Response) => {
-    const authorization = req.headers.authorization;
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    const bearer = bearerToken(req.headers.authorization);
     labelOperation(res, c.operation.operationId!);
     const result = await pipeline.execute({
       operationId: c.operation.operationId!,

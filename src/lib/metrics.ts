@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler, type Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { bearerToken } from './bearer.ts';
 
 type MetricsDoor = 'rest' | 'mcp' | 'oauth' | 'web';
 
@@ -116,7 +117,7 @@ export function metricsEndpoint(metrics: Metrics, token: string | undefined): Re
   const expected = token === undefined ? undefined : createHash('sha256').update(token).digest();
   return async (req, res) => {
     if (expected) {
-      const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      const presented = bearerToken(req.headers.authorization) ?? '';
       const given = createHash('sha256').update(presented).digest();
       if (!timingSafeEqual(given, expected)) {
         res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');

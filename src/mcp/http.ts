@@ -5,6 +5,7 @@ import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
+import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { refuseDeepJson } from './depth.ts';
 import { type CallContext, createRequestServer, type ToolRegistry } from './server.ts';
@@ -76,7 +77,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   // The bearer is looked up before the body is read; a caller from the verified-caller cache is confirmed
   // once the body shows what it asks for (confirmCaller).
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const bearer = bearerToken(req.headers.authorization);
     const found = await pipeline.find(bearer, 'mcp');
     if (!found) return sendProblem(res, refuseBearer(bearer));
     res.locals.found = found;
