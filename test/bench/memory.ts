@@ -9,9 +9,11 @@
 //   MEMORY_SNAPSHOTS=<dir>: heap snapshots after start and at the end (after the full collection);
 //   MEMORY_DETAIL=1: also print V8's heap spaces and the resident memory by kind of mapping;
 //   MEMORY_HEAP_PROFILE=<file>: a sampling heap profile, over the batches, of the allocations that outlived
-//   the young generation (what grows the old space); summarise it with test/bench/heap-profile-summary.ts.
+//   the young generation (what grows the old space); summarise it with test/bench/heap-profile-summary.ts;
+//   MEMORY_NODE_FLAGS: more flags for the service's node (`--max-semi-space-size=16`, `--trace-gc-nvp`);
+//   MEMORY_SERVICE_OUTPUT=<file>: what the service writes to stdout (where `--trace-gc-nvp` goes).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +31,8 @@ const connections = Number(process.env.MEMORY_CONNECTIONS ?? 10);
 const snapshots = process.env.MEMORY_SNAPSHOTS;
 const detail = process.env.MEMORY_DETAIL === '1';
 const heapProfile = process.env.MEMORY_HEAP_PROFILE;
+const nodeFlags = (process.env.MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const serviceOutput = process.env.MEMORY_SERVICE_OUTPUT;
 
 const root = join(import.meta.dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'l10n-memory-'));
@@ -47,7 +51,13 @@ async function startService(databaseUrl: string) {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--import', join(import.meta.dirname, 'memory-probe.ts'), join(root, 'src/main.ts')],
+    [
+      ...nodeFlags,
+      '--expose-gc',
+      '--import',
+      join(import.meta.dirname, 'memory-probe.ts'),
+      join(root, 'src/main.ts'),
+    ],
     {
       env: {
         ...process.env,
@@ -83,7 +93,8 @@ async function startService(databaseUrl: string) {
       reject(new Error(`the service exited (${code}) before it was ready:\n${output}`)),
     );
   });
-  child.stdout!.resume();
+  if (serviceOutput) child.stdout!.pipe(createWriteStream(serviceOutput));
+  else child.stdout!.resume();
   return { child, url: `http://127.0.0.1:${port}` };
 }
 

@@ -100,6 +100,14 @@ async function check(target: Target): Promise<Target> {
 }
 
 const results: Comparison[] = [];
+// BENCH_ONLY=rest,refresh runs only the comparisons whose title holds one of the words (for trying a change).
+const only = process.env.BENCH_ONLY?.toLowerCase()
+  .split(',')
+  .map((word) => word.trim());
+async function measure(...args: Parameters<typeof compare>): Promise<void> {
+  if (only && !only.some((word) => args[0].toLowerCase().includes(word))) return;
+  results.push(await compare(...args));
+}
 const notes: string[] = [];
 try {
   const db = await prepareDatabase(serverUrl, 'small');
@@ -128,54 +136,44 @@ try {
   ]);
 
   const rest: Side = { name: 'REST list projects', target: projects };
-  results.push(
-    await compare(
-      'REST read vs bare pg (one query)',
-      { name: 'bare node:http + pg, 1 query', target: { url: bareList } },
-      rest,
-      {
-        aim: 0.5,
-      },
-    ),
+  await measure(
+    'REST read vs bare pg (one query)',
+    { name: 'bare node:http + pg, 1 query', target: { url: bareList } },
+    rest,
+    {
+      aim: 0.5,
+    },
   );
-  results.push(
-    await compare(
-      'REST read vs bare pg (same statements)',
-      { name: 'bare node:http + pg, same 2 statements', target: { url: barePipeline } },
-      rest,
-      { aim: 0.9 },
-    ),
+  await measure(
+    'REST read vs bare pg (same statements)',
+    { name: 'bare node:http + pg, same 2 statements', target: { url: barePipeline } },
+    rest,
+    { aim: 0.9 },
   );
-  results.push(
-    await compare(
-      'p99 at 32 connections',
-      { name: 'bare node:http + pg, same 2 statements', target: { url: barePipeline } },
-      rest,
-      {
-        latencyAim: 25,
-        connections: 32,
-      },
-    ),
+  await measure(
+    'p99 at 32 connections',
+    { name: 'bare node:http + pg, same 2 statements', target: { url: barePipeline } },
+    rest,
+    {
+      latencyAim: 25,
+      connections: 32,
+    },
   );
 
   const mcp = await check(mcpListProjects(service.url, auth));
-  results.push(
-    await compare(
-      'MCP 2025-06-18 tools/call vs REST',
-      rest,
-      { name: 'MCP 2025-06-18 tools/call list_projects', target: mcp },
-      { aim: 0.9 },
-    ),
+  await measure(
+    'MCP 2025-06-18 tools/call vs REST',
+    rest,
+    { name: 'MCP 2025-06-18 tools/call list_projects', target: mcp },
+    { aim: 0.9 },
   );
 
   const modern = await check(mcpListProjects(service.url, auth, '2026-07-28'));
-  results.push(
-    await compare(
-      'MCP 2026-07-28 tools/call vs REST',
-      rest,
-      { name: 'MCP 2026-07-28 tools/call list_projects', target: modern },
-      { aim: 0.9 },
-    ),
+  await measure(
+    'MCP 2026-07-28 tools/call vs REST',
+    rest,
+    { name: 'MCP 2026-07-28 tools/call list_projects', target: modern },
+    { aim: 0.9 },
   );
 
   for (const [account, entries, rpsAim] of [
@@ -195,13 +193,11 @@ try {
         values: [account],
       },
     ]);
-    results.push(
-      await compare(
-        `Glossary read, ${entries} entries`,
-        { name: 'bare node:http + pg, entries query', target: { url: bare } },
-        { name: `REST get glossary (${entries})`, target: glossary },
-        { rpsAim },
-      ),
+    await measure(
+      `Glossary read, ${entries} entries`,
+      { name: 'bare node:http + pg, entries query', target: { url: bare } },
+      { name: `REST get glossary (${entries})`, target: glossary },
+      { rpsAim },
     );
   }
 
@@ -237,30 +233,23 @@ response = function(status, headers, body)
 end
 `,
   });
-  results.push(
-    await compare(
-      'Refresh grant vs bare oidc-provider',
-      {
-        name: 'bare oidc-provider 9, memory adapter',
-        target: async () => {
-          const minted = (await (await fetch(`${mintUrl}?n=${chains}`)).json()) as {
-            clientId: string;
-            tokens: string[];
-          };
-          return refreshTarget(
-            `http://127.0.0.1:${bareOidcPort}/oauth/token`,
-            minted.clientId,
-            minted.tokens,
-          );
-        },
+  await measure(
+    'Refresh grant vs bare oidc-provider',
+    {
+      name: 'bare oidc-provider 9, memory adapter',
+      target: async () => {
+        const minted = (await (await fetch(`${mintUrl}?n=${chains}`)).json()) as {
+          clientId: string;
+          tokens: string[];
+        };
+        return refreshTarget(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
       },
-      {
-        name: 'POST /oauth/token refresh_token',
-        target: async () =>
-          refreshTarget(`${service.url}/oauth/token`, ours.clientId, await ours.mint(chains)),
-      },
-      { aim: 0.6 },
-    ),
+    },
+    {
+      name: 'POST /oauth/token refresh_token',
+      target: async () => refreshTarget(`${service.url}/oauth/token`, ours.clientId, await ours.mint(chains)),
+    },
+    { aim: 0.6 },
   );
 
   const served = results.filter(
@@ -277,37 +266,33 @@ end
     const bigAuth = { authorization: `Bearer ${big.token}` };
     const on = (url: string, path: string) =>
       check({ url: `${url}${path}`, headers: path.includes('bench/') ? auth : bigAuth });
-    results.push(
-      await compare(
-        'Scaled vs empty database: list projects',
-        { name: 'empty database', target: await on(service.url, '/api/v1/accounts/bench/projects') },
-        {
-          name: 'scaled database',
-          target: await check({ url: `${scaled.url}/api/v1/accounts/bench/projects`, headers: bigAuth }),
-        },
-        { aim: 1 / 1.2 },
-      ),
+    await measure(
+      'Scaled vs empty database: list projects',
+      { name: 'empty database', target: await on(service.url, '/api/v1/accounts/bench/projects') },
+      {
+        name: 'scaled database',
+        target: await check({ url: `${scaled.url}/api/v1/accounts/bench/projects`, headers: bigAuth }),
+      },
+      { aim: 1 / 1.2 },
     );
     for (const [what, path] of [
       ['projects', '/api/v1/accounts/seed-{org}/projects'],
       ['members', '/api/v1/organizations/seed-{org}/members'],
     ] as const) {
-      results.push(
-        await compare(
-          `First page of ${what}: big vs typical organization`,
-          {
-            name: 'seed-typical (20)',
-            target: await check({
-              url: `${scaled.url}${path.replace('{org}', 'typical')}`,
-              headers: bigAuth,
-            }),
-          },
-          {
-            name: 'seed-big',
-            target: await check({ url: `${scaled.url}${path.replace('{org}', 'big')}`, headers: bigAuth }),
-          },
-          { aim: 1 / 1.2 },
-        ),
+      await measure(
+        `First page of ${what}: big vs typical organization`,
+        {
+          name: 'seed-typical (20)',
+          target: await check({
+            url: `${scaled.url}${path.replace('{org}', 'typical')}`,
+            headers: bigAuth,
+          }),
+        },
+        {
+          name: 'seed-big',
+          target: await check({ url: `${scaled.url}${path.replace('{org}', 'big')}`, headers: bigAuth }),
+        },
+        { aim: 1 / 1.2 },
       );
     }
     notes.push(`Scaled database: ${JSON.stringify(scale)}.`);
