@@ -1,6 +1,6 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM } from '@mikro-orm/postgresql';
-import type { Pool, PoolClient } from 'pg';
+import pg, { type Pool, type PoolClient, type QueryResult } from 'pg';
 import type { Logger } from 'pino';
 import { allEntities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
@@ -51,11 +51,38 @@ export async function connectDatabase(databaseUrl: string, logger?: Logger): Pro
     // Handlers always fork the EntityManager per operation; the global one must never hold state.
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
+    driverOptions: { Client: CallbackFirstClient },
     debug: false,
     logger: (message) => logger?.debug({ orm: true }, message),
   });
   releaseDeadConnections(await orm.em.getConnection().getNativeClient());
   return orm;
+}
+
+/**
+ * Every statement MikroORM sends reaches `pg` through Kysely as `client.query(sql, params)`, the promise
+ * form. That form builds its Query first and gives it a callback afterwards, and measured so (a loop of
+ * list statements, `--trace-gc-nvp`), about a fifth of what each statement allocates survives young-
+ * generation collections: V8 grows the young generation to its maximum (2 x 64 MB here) and promotes
+ * the rows into the old space, which then fills with garbage until a full collection. The same
+ * statement with its callback passed in at construction keeps almost nothing (84 MB promoted against
+ * 7 MB over 30k statements). We do not know the V8 mechanism; this client makes the promise first and
+ * hands `pg` its callback, which is the form that keeps memory flat. Everything else is `pg`'s own.
+ */
+class CallbackFirstClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads cannot be restated in a subclass; the arguments pass through untouched.
+  override query(config: unknown, values?: unknown, callback?: unknown): any {
+    const query = super.query as (...args: unknown[]) => unknown;
+    const isSubmittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (callback !== undefined || typeof values === 'function' || isSubmittable) {
+      return query.call(this, config, values, callback);
+    }
+    return new Promise<QueryResult>((resolve, reject) => {
+      query.call(this, config, values, (error: Error | null, result: QueryResult) =>
+        error ? reject(error) : resolve(result),
+      );
+    });
+  }
 }
 
 // One lock id shared by every instance and by `npm run migrate`; hashtext() keeps its origin readable.
