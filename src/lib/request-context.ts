@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
@@ -39,7 +39,9 @@ function traceIdOf(req: IncomingMessage): string {
     const header = req.headers.traceparent;
     const match = typeof header === 'string' ? TRACEPARENT.exec(header.trim().toLowerCase()) : null;
     const valid = match && !/^0+$/.test(match[1]!) && !/^0+$/.test(match[2]!);
-    id = valid ? match[1]! : randomBytes(16).toString('hex');
+    // A random UUID's 32 hex digits: Node draws those from a buffered pool, where randomBytes(16) asked
+    // OpenSSL for fresh bytes on every request (about 2% of a list request's CPU).
+    id = valid ? match[1]! : randomUUID().replaceAll('-', '');
   }
   traceIds.set(req, id);
   return id;
