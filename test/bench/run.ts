@@ -68,7 +68,11 @@ async function startService(db: BenchDatabase): Promise<{ child: Child; url: str
       RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
     },
     /listening on/,
-    cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
+    [
+      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
+      // For trying a V8 setting on the service alone, e.g. BENCH_NODE_FLAGS=--max-semi-space-size=16.
+      ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    ],
   );
   children.push(child);
   return { child, url: `http://127.0.0.1:${port}` };
