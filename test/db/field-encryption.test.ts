@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AccountModel } from '../../src/db/entities/index.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
@@ -39,7 +39,21 @@ describe('field encryption', () => {
     expect(() => createFieldCipher(randomBytes(16))).toThrow(/32 bytes/);
   });
 
-  it('uses a fresh IV each time', () => {
+  it('uses a fresh IV each time, across refills of its pool of random IVs', () => {
     expect(cipher.encrypt('same', 'row').equals(cipher.encrypt('same', 'row'))).toBe(false);
+    const ivs = Array.from({ length: 1000 }, () =>
+      cipher.encrypt('same', 'row').subarray(1, 13).toString('hex'),
+    );
+    expect(new Set(ivs).size).toBe(ivs.length);
+  });
+
+  it('reads what the plain AES-256-GCM layout holds (values stored before this version decrypt)', () => {
+    const key = randomBytes(32);
+    const iv = randomBytes(12);
+    const plain = createCipheriv('aes-256-gcm', key, iv);
+    plain.setAAD(Buffer.from('row-a'));
+    const body = Buffer.concat([plain.update('stored earlier', 'utf8'), plain.final()]);
+    const stored = Buffer.concat([Buffer.from([1]), iv, plain.getAuthTag(), body]);
+    expect(createFieldCipher(key).decrypt(stored, 'row-a')).toBe('stored earlier');
   });
 });
