@@ -6,6 +6,7 @@ import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
 
 type AccountScoped = Pick<OperationContext, 'em' | 'query' | 'target'>;
+type PlainRead = Pick<OperationContext, 'service' | 'query' | 'target'>;
 
 /**
  * One page of the target account's rows of `entity`, oldest first, as the list operations of account-owned
@@ -32,15 +33,20 @@ export async function findAccountPage<T extends { id: string }>(op: AccountScope
  * serializer reads only the row's own columns: no entity is built, and no query is built either (the SQL is
  * made once per entity from its metadata), which was most of a list's CPU time.
  */
-export async function findAccountRows<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
+export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);
   const after = request.afterId ? 'and id > ?' : '';
-  const { select, dates } = ownColumnsOf(op.em, entity);
-  const fetched = await op.em.execute<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
-    op.target!.accountId,
-    ...(request.afterId ? [request.afterId] : []),
-    request.limit + 1,
-  ]);
+  const { orm } = op.service;
+  const { select, dates } = ownColumnsOf(orm, entity);
+  // On the connection, not the operation's EntityManager: a read of plain rows needs no unit of work, so
+  // the pipeline never forks one for it.
+  const fetched = await orm.em
+    .getConnection()
+    .execute<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
+      op.target!.accountId,
+      ...(request.afterId ? [request.afterId] : []),
+      request.limit + 1,
+    ]);
   // MikroORM has the driver hand timestamps over as text (it parses them itself for entities).
   for (const row of fetched as Record<string, unknown>[]) {
     for (const name of dates) if (typeof row[name] === 'string') row[name] = new Date(row[name]);
@@ -56,10 +62,10 @@ const selects = new Map<unknown, { select: string; dates: string[] }>();
  * `select <every own column as its property name> from <table>` for an entity, made once, with the names of
  * its timestamp properties.
  */
-function ownColumnsOf<T extends object>(em: AccountScoped['em'], entity: EntityName<T>) {
+function ownColumnsOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
   let found = selects.get(entity);
   if (!found) {
-    const meta = em.getMetadata().get(entity);
+    const meta = orm.getMetadata().get(entity);
     const own = meta.props.filter(
       (prop) => prop.kind === ReferenceKind.SCALAR && prop.persist !== false && prop.fieldNames?.length === 1,
     );

@@ -76,6 +76,10 @@ export type OperationContext<K extends OperationId | undefined = undefined> = Co
 
 interface ContextBase {
   service: ServiceContext;
+  /**
+   * The operation's EntityManager: the write's transaction, or for a read a fork made when first asked
+   * for (a read that answers from plain rows never makes one).
+   */
   em: EntityManager;
   caller: Caller;
   /** The account named by the operation's x-account-param, with the caller's roles on it. */
@@ -202,7 +206,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run(request: OperationRequest): Promise<OperationResponse> {
     const spec = catalogue.operations.get(request.operationId);
     if (!spec) throw problems.notFound(`Unknown operation ${request.operationId}`);
-    const em = service.orm.em.fork();
+    // A fork and its unit of work cost a request more than its plain statements do, and most of what a list
+    // request keeps alive through a young-generation collection (docs/performance.md): made on first use.
+    let forked: EntityManager | undefined;
+    const em = () => (forked ??= service.orm.em.fork());
+    // The statements before the handler are plain reads: no unit of work, no transaction.
+    const connection = service.orm.em.getConnection();
 
     const refuse = (error?: 'invalid_token'): never => {
       const detail = !request.bearer
@@ -247,7 +256,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const handle = request.params[spec.accountParam]!;
       // One plain statement, mapped to a managed entity (em.map), with no query built per request. Handlers
       // get an entity they may write through, as from findOne.
-      const [row] = await em.execute<TargetAccountRow[]>(TARGET_ACCOUNT, [caller.userId, handle]);
+      const [row] = await connection.execute<TargetAccountRow[]>(TARGET_ACCOUNT, [caller.userId, handle]);
       // Reading the account asked the database for the credential epoch: a cached caller is confirmed (or
       // verified again) before the answer depends on it. The same token always means the same user, so
       // the membership role read above stays right.
@@ -255,20 +264,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       checkScope(caller);
       if (!row) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
       const { caller_membership_role: membershipRole, credential_epoch: _epoch, ...accountRow } = row;
-      const roles = await resolveRoles(em, caller, accountFacts(accountRow), membershipRole);
+      const roles = await resolveRoles(connection, caller, accountFacts(accountRow), membershipRole);
       if (!policy.allows(roles, object, action)) {
         // Existence does not leak: only a caller who can see the account learns that it exists.
         if (roles.size === 0 || action === 'read')
           throw problems.notFound(`No account "${handle}", or you cannot see it.`);
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
-      let account: IAccount | undefined = spec.method === 'get' ? undefined : em.map(Account, accountRow);
+      let account: IAccount | undefined = spec.method === 'get' ? undefined : em().map(Account, accountRow);
       target = {
         accountId: accountRow.id as string,
         handle: accountRow.handle as string,
         kind: accountRow.kind as IAccount['kind'],
         get account() {
-          account ??= em.map(Account, accountRow);
+          account ??= em().map(Account, accountRow);
           return account;
         },
         roles,
@@ -277,8 +286,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // A token bound to one organization may still read the caller-wide lists (its handlers narrow them
       // to that organization), so an agent holding one can start with list_accounts; anything else that
       // is not about a named account (the profile, new organizations, OAuth apps) needs a personal token.
-      const account = await em.findOneOrFail(Account, { id: caller.restrictedToAccountId });
-      const roles = await resolveRoles(em, caller, {
+      const account = await em().findOneOrFail(Account, { id: caller.restrictedToAccountId });
+      const roles = await resolveRoles(connection, caller, {
         ...account,
         userId: account.user?.id ?? null,
       });
@@ -297,10 +306,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       op: OperationContext,
     ) => Promise<OperationResponse>;
     const write = spec.method !== 'get';
-    const invoke = (tx: EntityManager) =>
+    const invoke = (tx?: EntityManager) =>
       handler({
         service,
-        em: tx,
+        get em() {
+          return tx ?? em();
+        },
         caller,
         target,
         params,
@@ -311,7 +322,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         spec,
         policy,
         audit(auditAction, resourceType, resourceId, details = {}, account = target?.account) {
-          recordAudit(tx, caller, {
+          recordAudit(tx ?? em(), caller, {
             action: auditAction,
             resourceType,
             resourceId,
@@ -322,7 +333,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           });
         },
       });
-    return write ? em.transactional(invoke) : invoke(em);
+    return write ? em().transactional((tx) => invoke(tx)) : invoke();
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Connection } from '@mikro-orm/postgresql';
 import type { Caller } from './caller.ts';
 import type { Role } from './policy.ts';
 
@@ -18,7 +18,7 @@ export interface AccountFacts {
 }
 
 export async function resolveRoles(
-  em: EntityManager,
+  connection: Pick<Connection, 'execute'>,
   caller: Caller,
   account: AccountFacts,
   membershipRole?: 'admin' | 'member' | null,
@@ -34,7 +34,7 @@ export async function resolveRoles(
     membershipRole !== undefined
       ? membershipRole
       : (
-          await em.getConnection().execute<{ role: 'admin' | 'member' }[]>(
+          await connection.execute<{ role: 'admin' | 'member' }[]>(
             `select m.role from memberships m join organizations o on o.id = m.organization_id
               where o.account_id = ? and m.user_id = ?`,
             [account.id, caller.userId],
