@@ -67,14 +67,16 @@ export async function connectDatabase(databaseUrl: string, logger?: Logger): Pro
  * the rows into the old space, which then fills with garbage until a full collection. The same
  * statement with its callback passed in at construction keeps almost nothing (84 MB promoted against
  * 7 MB over 30k statements). We do not know the V8 mechanism; this client makes the promise first and
- * hands `pg` its callback, which is the form that keeps memory flat. Everything else is `pg`'s own.
+ * hands `pg` its callback, the form whose results die young. Everything else is `pg`'s own, and a call
+ * that brings its own callback (as an argument or on a query config) goes to `pg` untouched.
  */
 class CallbackFirstClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's overloads cannot be restated in a subclass; the arguments pass through untouched.
   override query(config: unknown, values?: unknown, callback?: unknown): any {
     const query = super.query as (...args: unknown[]) => unknown;
-    const isSubmittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
-    if (callback !== undefined || typeof values === 'function' || isSubmittable) {
+    const given = config as { submit?: unknown; callback?: unknown } | null;
+    const callsBack = typeof given?.submit === 'function' || typeof given?.callback === 'function';
+    if (callback !== undefined || typeof values === 'function' || callsBack) {
       return query.call(this, config, values, callback);
     }
     return new Promise<QueryResult>((resolve, reject) => {
