@@ -6,7 +6,7 @@ import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
 
 type AccountScoped = Pick<OperationContext, 'em' | 'query' | 'target'>;
-type PlainRead = Pick<OperationContext, 'service' | 'query' | 'target'>;
+type PlainRead = Pick<OperationContext, 'service' | 'sql' | 'query' | 'target'>;
 
 /**
  * One page of the target account's rows of `entity`, oldest first, as the list operations of account-owned
@@ -36,17 +36,12 @@ export async function findAccountPage<T extends { id: string }>(op: AccountScope
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);
   const after = request.afterId ? 'and id > ?' : '';
-  const { orm } = op.service;
-  const { select, dates } = ownColumnsOf(orm, entity);
-  // On the connection, not the operation's EntityManager: a read of plain rows needs no unit of work, so
-  // the pipeline never forks one for it.
-  const fetched = await orm.em
-    .getConnection()
-    .execute<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
-      op.target!.accountId,
-      ...(request.afterId ? [request.afterId] : []),
-      request.limit + 1,
-    ]);
+  const { select, dates } = ownColumnsOf(op.service.orm, entity);
+  const fetched = await op.sql<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
+    op.target!.accountId,
+    ...(request.afterId ? [request.afterId] : []),
+    request.limit + 1,
+  ]);
   // MikroORM has the driver hand timestamps over as text (it parses them itself for entities).
   for (const row of fetched as Record<string, unknown>[]) {
     for (const name of dates) if (typeof row[name] === 'string') row[name] = new Date(row[name]);

@@ -70,6 +70,13 @@ interface AnyParts {
   body: unknown;
 }
 
+/** MikroORM's `execute`: rows for 'all' (the default), the first row for 'get', the result for 'run'. */
+export type PlainStatement = <T = Record<string, unknown>[]>(
+  query: string,
+  params?: readonly unknown[],
+  method?: 'all' | 'get' | 'run',
+) => Promise<T>;
+
 /** What a handler receives: validated input, the caller, and the target account it was authorized for. */
 export type OperationContext<K extends OperationId | undefined = undefined> = ContextBase &
   (K extends OperationId ? TypedParts<K> : AnyParts);
@@ -81,6 +88,11 @@ interface ContextBase {
    * for (a read that answers from plain rows never makes one).
    */
   em: EntityManager;
+  /**
+   * One plain statement, for what a handler answers from rows rather than entities: in the write's
+   * transaction, or for a read on a pooled connection, with no EntityManager made for it.
+   */
+  sql: PlainStatement;
   caller: Caller;
   /** The account named by the operation's x-account-param, with the caller's roles on it. */
   target: Target | undefined;
@@ -312,6 +324,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         get em() {
           return tx ?? em();
         },
+        sql: <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'get' | 'run' = 'all') =>
+          (tx
+            ? tx.execute(query, [...params], method)
+            : connection.execute(query, [...params], method)) as Promise<T>,
         caller,
         target,
         params,

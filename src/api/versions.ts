@@ -79,7 +79,7 @@ export async function findVersionSummary<T extends VersionRow>(
   history: History<T>,
 ): Promise<VersionSummaryRow> {
   const requested = op.query.version === undefined ? undefined : Number(op.query.version);
-  const [row] = await op.em.execute<(Omit<VersionSummaryRow, 'createdAt'> & { createdAt: string | Date })[]>(
+  const [row] = await op.sql<(Omit<VersionSummaryRow, 'createdAt'> & { createdAt: string | Date })[]>(
     `select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt", a.handle as author
        from ${history.table} v left join accounts a on a.user_id = v.author_id
       where v.account_id = ? ${requested ? 'and v.version = ?' : ''}

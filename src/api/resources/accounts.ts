@@ -1,9 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import type { Role } from '../../authz/policy.ts';
 import type { IAccount } from '../../db/entities/index.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { Handlers } from '../pipeline.ts';
+import type { Handlers, PlainStatement } from '../pipeline.ts';
 
 const ROLE_STRENGTH: Role[] = ['self', 'organization_admin', 'organization_member', 'public_account'];
 
@@ -35,13 +34,13 @@ interface AccessibleAccountRow {
 
 /** The caller's personal account and their organizations' accounts, in one query, keyset-paginated. */
 async function accessibleAccounts(
-  em: EntityManager,
+  sql: PlainStatement,
   userId: string,
   restrictedTo: string | undefined,
   afterId: string | undefined,
   limit: number,
 ): Promise<AccessibleAccountRow[]> {
-  return em.getConnection().execute<AccessibleAccountRow[]>(
+  return sql<AccessibleAccountRow[]>(
     `select * from (
        select a.id, a.handle, a.kind, a.display_name, a.visibility, a.created_at, 'self' as role
          from accounts a where a.user_id = ?
@@ -63,7 +62,7 @@ export const accountHandlers = {
   async listAccounts(op) {
     const request = pageRequest(op.query);
     const rows = await accessibleAccounts(
-      op.em,
+      op.sql,
       op.caller.userId,
       op.caller.restrictedToAccountId,
       request.afterId,

@@ -108,7 +108,7 @@ function validEntries(entries: EntryInput[]): EntryFields[] {
 
 async function entryCounts(op: OperationContext, versionIds: string[]) {
   if (versionIds.length === 0) return new Map<string, number>();
-  const rows = await op.em.getConnection().execute<{ id: string; n: number }[]>(
+  const rows = await op.sql<{ id: string; n: number }[]>(
     `select glossary_version_id as id, count(*)::int as n from glossary_entries
       where glossary_version_id in (${versionIds.map(() => '?').join(', ')}) group by 1`,
     versionIds,
@@ -168,7 +168,7 @@ const ENTRY_COLUMNS = `e.term, e.definition, e.case_sensitive as "caseSensitive"
 
 /** A version's entries, in their order. */
 function entriesOf(op: OperationContext, versionId: string): Promise<EntryFields[]> {
-  return op.em.execute<EntryFields[]>(
+  return op.sql<EntryFields[]>(
     `select ${ENTRY_COLUMNS} from glossary_entries e where e.glossary_version_id = ? order by e.position`,
     [versionId],
   );
@@ -178,7 +178,7 @@ function entriesOf(op: OperationContext, versionId: string): Promise<EntryFields
 async function insertEntries(op: OperationContext, versionId: string, entries: EntryFields[]): Promise<void> {
   if (entries.length === 0) return;
   const rows = entries.map((entry, position) => ({ id: uuidv7(), position, ...entry }));
-  await op.em.execute(
+  await op.sql(
     `insert into glossary_entries
        (id, glossary_version_id, position, term, definition, case_sensitive, do_not_translate, forbidden, translations)
      select r.id, ?, r.position, r.term, r.definition, r."caseSensitive", r."doNotTranslate", r.forbidden,
@@ -194,7 +194,7 @@ async function insertEntries(op: OperationContext, versionId: string, entries: E
 async function currentEntries(op: OperationContext): Promise<{ version: number; entries: EntryFields[] }> {
   const version = await nextVersion(op, GLOSSARY);
   if (version === 1) return { version, entries: [] };
-  const rows = await op.em.execute<(EntryFields & { position: number })[]>(
+  const rows = await op.sql<(EntryFields & { position: number })[]>(
     `select ${ENTRY_COLUMNS}
        from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
       where v.account_id = ? and v.version = ? order by e.position`,
@@ -351,7 +351,7 @@ export const glossaryHandlers = {
       params.push(isTrue(op.query.forbidden));
     }
     params.push(limit + 1);
-    const rows = await op.em.getConnection().execute<(EntryFields & { position: number })[]>(
+    const rows = await op.sql<(EntryFields & { position: number })[]>(
       `select position, term, definition, case_sensitive as "caseSensitive",
               do_not_translate as "doNotTranslate", forbidden, translations
          from glossary_entries where ${where.join(' and ')} order by position limit ?`,

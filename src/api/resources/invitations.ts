@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { hashToken } from '../../authz/account-tokens.ts';
 import {
@@ -14,7 +13,7 @@ import {
 import { effectiveStatus, issueInvitation } from '../../domain/invitations.ts';
 import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { Handlers, OperationContext, ProblemResponse } from '../pipeline.ts';
+import type { Handlers, OperationContext, PlainStatement, ProblemResponse } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization, serializeOrganization } from './organizations.ts';
 
@@ -34,14 +33,14 @@ interface InvitationRow {
  * sees: a pending invitation past its expiry counts as expired whether or not that was stored yet.
  */
 function invitationRows(
-  em: EntityManager,
+  sql: PlainStatement,
   organizationId: string,
   filter: { status?: InvitationStatus; afterId?: string; id?: string; limit: number },
 ): Promise<InvitationRow[]> {
   // The status filter is spelled on the stored columns rather than on the computed status, so the planner
   // can estimate it and read the (organization, id) index in order, stopping at the page size.
   const status = filter.status ?? null;
-  return em.execute<InvitationRow[]>(
+  return sql<InvitationRow[]>(
     `select i.id, i.email, i.role, i.expires_at, i.responded_at, i.created_at, a.handle as invited_by,
             case when i.status = 'pending' and i.expires_at <= now() then 'expired' else i.status end as status
        from invitations i
@@ -135,7 +134,7 @@ export const invitationHandlers = {
   async listInvitations(op) {
     const organization = await findOrganization(op);
     const request = pageRequest(op.query);
-    const rows = await invitationRows(op.em, organization.id, {
+    const rows = await invitationRows(op.sql, organization.id, {
       status: op.query.status ?? 'pending',
       afterId: request.afterId,
       limit: request.limit + 1,
@@ -151,7 +150,7 @@ export const invitationHandlers = {
     const handle = organization.account.handle;
     const email = (op.body.email as string).toLowerCase();
     const role: OrgRole = op.body.role ?? 'member';
-    const members = await op.em.execute<unknown[]>(
+    const members = await op.sql<unknown[]>(
       `select 1 from memberships m join users u on u.id = m.user_id
         where m.organization_id = ? and lower(u.email) = ?`,
       [organization.id, email],
@@ -176,7 +175,7 @@ export const invitationHandlers = {
     });
     op.audit('invitation.create', 'invitation', row.id, { email, role });
     await op.em.flush();
-    const [stored] = await invitationRows(op.em, organization.id, { id: row.id, limit: 1 });
+    const [stored] = await invitationRows(op.sql, organization.id, { id: row.id, limit: 1 });
     return { status: 201, body: { ...serializeInvitation(stored!, handle), acceptToken: token } };
   },
 

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   AccountToken,
@@ -8,7 +7,7 @@ import {
   type OrgRole,
 } from '../../db/entities/index.ts';
 import { page, pageRequest } from '../pagination.ts';
-import type { Handlers, OperationContext } from '../pipeline.ts';
+import type { Handlers, OperationContext, PlainStatement } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization, noOrganization } from './organizations.ts';
 
@@ -26,12 +25,12 @@ interface MemberRow {
 type OrganizationKey = { id: string } | { accountId: string };
 
 function memberRows(
-  em: EntityManager,
+  sql: PlainStatement,
   organization: OrganizationKey,
   filter: { afterId?: string; limit?: number; handle?: string; userId?: string },
 ): Promise<MemberRow[]> {
   const byId = 'id' in organization;
-  return em.execute<MemberRow[]>(
+  return sql<MemberRow[]>(
     `select m.id, m.user_id, a.handle, u.display_name, m.role, m.created_at
        from memberships m
        join users u on u.id = m.user_id
@@ -65,7 +64,7 @@ function serializeMember(row: MemberRow): Schemas.Member {
 
 /** The membership named by the `{user}` path parameter (a personal account handle), or 404. */
 async function findMember(op: OperationContext, organization: IOrganization) {
-  const [row] = await memberRows(op.em, organization, { handle: op.params.user });
+  const [row] = await memberRows(op.sql, organization, { handle: op.params.user });
   if (!row) {
     throw problems.notFound(`"${op.params.user}" is not a member of "${organization.account.handle}".`);
   }
@@ -78,7 +77,7 @@ async function findMember(op: OperationContext, organization: IOrganization) {
  * backs this up at commit.
  */
 async function assertAnotherAdmin(op: OperationContext, organization: IOrganization, doing: string) {
-  const admins = await op.em.execute<unknown[]>(
+  const admins = await op.sql<unknown[]>(
     `select id from memberships where organization_id = ? and role = 'admin' for update`,
     [organization.id],
   );
@@ -124,7 +123,7 @@ export const memberHandlers = {
     if (kind !== 'organization') throw noOrganization(handle);
     const request = pageRequest(op.query);
     const rows = await memberRows(
-      op.em,
+      op.sql,
       { accountId },
       {
         afterId: request.afterId,
@@ -160,7 +159,7 @@ export const memberHandlers = {
       { account: { handle, kind: 'organization' } },
       { populate: ['account'] },
     );
-    const [row] = organization ? await memberRows(op.em, organization, { userId: op.caller.userId }) : [];
+    const [row] = organization ? await memberRows(op.sql, organization, { userId: op.caller.userId }) : [];
     if (!organization || !row) throw problems.notFound(`You are not a member of "${handle}".`);
     await endMembership(op, organization, row, 'member.leave');
     return { status: 204 };

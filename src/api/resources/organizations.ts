@@ -78,7 +78,7 @@ export const organizationHandlers = {
   async listOrganizations(op) {
     const request = pageRequest(op.query);
     const restrictedTo = op.caller.restrictedToAccountId ?? null;
-    const rows = await op.em.execute<MyOrganizationRow[]>(
+    const rows = await op.sql<MyOrganizationRow[]>(
       `select a.id, a.handle, a.display_name, a.visibility, a.created_at, a.updated_at, m.role
          from memberships m
          join organizations o on o.id = m.organization_id
