@@ -324,10 +324,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         get em() {
           return tx ?? em();
         },
+        // The EntityManager's execute takes a mutable array (the connection's a readonly one): only the
+        // transaction's path copies the parameters.
         sql: <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'get' | 'run' = 'all') =>
           (tx
             ? tx.execute(query, [...params], method)
-            : connection.execute(query, [...params], method)) as Promise<T>,
+            : connection.execute(query, params, method)) as Promise<T>,
         caller,
         target,
         params,
