@@ -76,7 +76,8 @@ class CallbackFirstClient extends pg.Client {
     const query = super.query as (...args: unknown[]) => unknown;
     const given = config as { submit?: unknown; callback?: unknown } | null;
     const callsBack = typeof given?.submit === 'function' || typeof given?.callback === 'function';
-    if (callback !== undefined || typeof values === 'function' || callsBack) {
+    // A missing config too: pg throws for it at once, and so it still does.
+    if (config == null || callback !== undefined || typeof values === 'function' || callsBack) {
       return query.call(this, config, values, callback);
     }
     return new Promise<QueryResult>((resolve, reject) => {

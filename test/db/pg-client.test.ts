@@ -25,6 +25,10 @@ describe('the pool client', () => {
     expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
   });
 
+  it('throws at once for a missing statement, as pg does', () => {
+    expect(() => client.query(undefined as never)).toThrow(TypeError);
+  });
+
   it('calls a callback given as an argument or on the query config, as pg does', async () => {
     const byArgument = await new Promise<QueryResult>((resolve, reject) =>
       client.query('select 2 as two', [], (error, result) => (error ? reject(error) : resolve(result))),
