@@ -1,6 +1,7 @@
 // Reads shared by the resources an account owns (projects, models, tokens): a page of them, and one of
 // them by handle, always scoped to the account the pipeline authorized.
 import { type EntityName, ReferenceKind } from '@mikro-orm/core';
+import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { page, pageRequest } from './pagination.ts';
 import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
@@ -35,9 +36,8 @@ export async function findAccountPage<T extends { id: string }>(op: AccountScope
  */
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);
-  const after = request.afterId ? 'and id > ?' : '';
-  const { select, dates } = ownColumnsOf(op.service.orm, entity);
-  const fetched = await op.sql<T[]>(`${select} where account_id = ? ${after} order by id limit ?`, [
+  const { first, after, dates } = pageStatementsOf(op.service.orm, entity);
+  const fetched = await op.sql<T[]>(request.afterId ? after : first, [
     op.target!.accountId,
     ...(request.afterId ? [request.afterId] : []),
     request.limit + 1,
@@ -51,24 +51,31 @@ export async function findAccountRows<T extends { id: string }>(op: PlainRead, e
   return { body: <U>(serialize: (row: T) => U) => page(fetched, request, serialize) };
 }
 
-const selects = new Map<unknown, { select: string; dates: string[] }>();
+interface PageStatements {
+  first: PreparedStatement;
+  after: PreparedStatement;
+  dates: string[];
+}
+const pageStatements = new Map<unknown, PageStatements>();
 
 /**
- * `select <every own column as its property name> from <table>` for an entity, made once, with the names of
- * its timestamp properties.
+ * The statements of an entity's first and following pages (`select <every own column as its property name>
+ * from <table> where account_id = ? …`), made once and prepared, with the names of its timestamp properties.
  */
-function ownColumnsOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
-  let found = selects.get(entity);
+function pageStatementsOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
+  let found = pageStatements.get(entity);
   if (!found) {
     const meta = orm.getMetadata().get(entity);
     const own = meta.props.filter(
       (prop) => prop.kind === ReferenceKind.SCALAR && prop.persist !== false && prop.fieldNames?.length === 1,
     );
+    const select = `select ${own.map((prop) => `"${prop.fieldNames[0]}" as "${prop.name}"`).join(', ')} from "${meta.tableName}" where account_id = ?`;
     found = {
-      select: `select ${own.map((prop) => `"${prop.fieldNames[0]}" as "${prop.name}"`).join(', ')} from "${meta.tableName}"`,
+      first: prepared(`${select} order by id limit ?`),
+      after: prepared(`${select} and id > ? order by id limit ?`),
       dates: own.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
     };
-    selects.set(entity, found);
+    pageStatements.set(entity, found);
   }
   return found;
 }

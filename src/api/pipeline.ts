@@ -11,7 +11,9 @@ import type { Caller, Door } from '../authz/caller.ts';
 import type { Policy, Role } from '../authz/policy.ts';
 import { type AccountFacts, resolveRoles } from '../authz/roles.ts';
 import type { ServiceContext } from '../context.ts';
+import { tableColumns } from '../db/columns.ts';
 import { Account, type IAccount } from '../db/entities/index.ts';
+import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_DETAIL,
@@ -70,9 +72,13 @@ interface AnyParts {
   body: unknown;
 }
 
-/** MikroORM's `execute`: rows for 'all' (the default), the first row for 'get', the result for 'run'. */
+/**
+ * MikroORM's `execute`: rows for 'all' (the default), the first row for 'get', the result for 'run'. A
+ * prepared statement (src/db/prepared.ts) answers rows, prepared on a pooled connection for a read and
+ * through the transaction for a write.
+ */
 export type PlainStatement = <T = Record<string, unknown>[]>(
-  query: string,
+  query: string | PreparedStatement,
   params?: readonly unknown[],
   method?: 'all' | 'get' | 'run',
 ) => Promise<T>;
@@ -178,11 +184,15 @@ export interface PipelineDeps {
 
 // Every operation on an account reads it, and with it, in the same statement, the caller's membership role
 // there (organizations only) and the credential epoch that confirms a cached caller (authenticator.ts).
-const TARGET_ACCOUNT = `select a.*,
+// Prepared (src/db/prepared.ts), so its columns are named, from the entity's metadata, once.
+function targetAccountStatement(orm: ServiceContext['orm']): PreparedStatement {
+  const columns = tableColumns(orm, Account).map((column) => `a."${column}"`);
+  return prepared(`select ${columns.join(', ')},
     (select m.role from memberships m join organizations o on o.id = m.organization_id
       where o.account_id = a.id and m.user_id = ?) as caller_membership_role,
     ${CREDENTIAL_EPOCH_SUBQUERY} as credential_epoch
-  from accounts a where a.handle = ?`;
+  from accounts a where a.handle = ?`);
+}
 
 /**
  * The account an operation acts on. Its id and handle are plain fields; the managed entity is built on
@@ -214,6 +224,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   const { authenticator } = deps;
+  const targetAccount = targetAccountStatement(service.orm);
 
   async function run(request: OperationRequest): Promise<OperationResponse> {
     const spec = catalogue.operations.get(request.operationId);
@@ -266,9 +277,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let target: OperationContext['target'];
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
-      // One plain statement, mapped to a managed entity (em.map), with no query built per request. Handlers
-      // get an entity they may write through, as from findOne.
-      const [row] = await connection.execute<TargetAccountRow[]>(TARGET_ACCOUNT, [caller.userId, handle]);
+      // One prepared statement; the row becomes a managed entity (em.map) only when a handler asks for it.
+      const [row] = await service.read<TargetAccountRow>(targetAccount, [caller.userId, handle]);
       // Reading the account asked the database for the credential epoch: a cached caller is confirmed (or
       // verified again) before the answer depends on it. The same token always means the same user, so
       // the membership role read above stays right.
@@ -318,18 +328,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       op: OperationContext,
     ) => Promise<OperationResponse>;
     const write = spec.method !== 'get';
-    const invoke = (tx?: EntityManager) =>
-      handler({
+    const invoke = (tx?: EntityManager) => {
+      const sql: PlainStatement = <T>(
+        query: string | PreparedStatement,
+        params: readonly unknown[] = [],
+        method: 'all' | 'get' | 'run' = 'all',
+      ) => {
+        // The EntityManager's execute takes a mutable array (the connection's a readonly one).
+        if (tx)
+          return tx.execute(
+            typeof query === 'string' ? query : query.text,
+            [...params],
+            method,
+          ) as Promise<T>;
+        if (typeof query === 'string') return connection.execute(query, params, method) as Promise<T>;
+        const rows = service.read(query, params);
+        return (method === 'get' ? rows.then((found) => found[0]) : rows) as Promise<T>;
+      };
+      return handler({
         service,
         get em() {
           return tx ?? em();
         },
-        // The EntityManager's execute takes a mutable array (the connection's a readonly one): only the
-        // transaction's path copies the parameters.
-        sql: <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'get' | 'run' = 'all') =>
-          (tx
-            ? tx.execute(query, [...params], method)
-            : connection.execute(query, params, method)) as Promise<T>,
+        sql,
         caller,
         target,
         params,
@@ -351,6 +372,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           });
         },
       });
+    };
     return write ? em().transactional((tx) => invoke(tx)) : invoke();
   }
 

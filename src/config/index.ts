@@ -43,6 +43,11 @@ export interface Config {
   /** Apply pending migrations at start (under an advisory lock); false when operators run `npm run migrate`. */
   migrateOnStart: boolean;
   /**
+   * Send the hottest reads as named prepared statements (src/db/prepared.ts); off behind a pooler that does
+   * not keep them on a connection (PgBouncer before 1.21 in transaction mode).
+   */
+  preparedStatements: boolean;
+  /**
    * Prometheus metrics: on their own port (`port`, reachable only by the scraper), and/or at /metrics on
    * the main port behind a bearer `token`. Neither set: no /metrics.
    */
@@ -207,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: v.VALIDATE_RESPONSES ?? nodeEnv === 'test',
     policyDir: resolve(v.POLICY_DIR ?? join(import.meta.dirname, '..', '..', 'policies')),
     migrateOnStart: v.MIGRATE_ON_START ?? true,
+    preparedStatements: v.DATABASE_PREPARED_STATEMENTS ?? true,
     metrics: { port: v.METRICS_PORT, token: v.METRICS_TOKEN },
     otlpEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT,
     providers,

@@ -112,6 +112,7 @@ export const settingsSchema = z.object({
   CIMD_ALLOW_LOOPBACK: optional(bool('CIMD_ALLOW_LOOPBACK')),
   VALIDATE_RESPONSES: optional(bool('VALIDATE_RESPONSES')),
   MIGRATE_ON_START: optional(bool('MIGRATE_ON_START')),
+  DATABASE_PREPARED_STATEMENTS: optional(bool('DATABASE_PREPARED_STATEMENTS')),
   METRICS_PORT: optional(port('METRICS_PORT')),
   METRICS_TOKEN: optional(
     z.string().min(32, { error: 'METRICS_TOKEN must be at least 32 characters (openssl rand -hex 32)' }),

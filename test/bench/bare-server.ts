@@ -4,13 +4,17 @@
 import { createServer } from 'node:http';
 import pg from 'pg';
 
-const statements = JSON.parse(process.env.BARE_STATEMENTS ?? '[]') as { text: string; values: unknown[] }[];
+const statements = JSON.parse(process.env.BARE_STATEMENTS ?? '[]') as {
+  name?: string;
+  text: string;
+  values: unknown[];
+}[];
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
 const server = createServer(async (_req, res) => {
   try {
     let rows: unknown[] = [];
-    for (const s of statements) rows = (await pool.query(s.text, s.values)).rows;
+    for (const s of statements) rows = (await pool.query(s)).rows;
     const body = JSON.stringify({ items: rows });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);

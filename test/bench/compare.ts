@@ -99,7 +99,9 @@ export async function compare(
         ? `p99 ≤ ${options.latencyAim} ms`
         : options.rpsAim !== undefined
           ? `≥ ${options.rpsAim} req/s`
-          : `≥ ${(options.aim ?? 0).toFixed(2)}×`,
+          : options.aim !== undefined
+            ? `≥ ${options.aim.toFixed(2)}×`
+            : 'none, for reference',
     meets,
     baselineErrors: rounds.reduce((sum, r) => sum + r[0].non2xx + r[0].socketErrors, 0),
     subjectErrors: rounds.reduce((sum, r) => sum + r[1].non2xx + r[1].socketErrors, 0),

@@ -1,0 +1,21 @@
+import { type EntityName, ReferenceKind } from '@mikro-orm/core';
+import type { Orm } from './orm.ts';
+
+/**
+ * The columns of an entity's table, by their database names, as MikroORM's metadata has them: what a plain
+ * statement selects when it maps its row to the entity (`em.map`) and must not say `select *` (a prepared
+ * statement, src/db/prepared.ts).
+ */
+export function tableColumns<T extends object>(orm: Orm, entity: EntityName<T>): string[] {
+  return orm
+    .getMetadata()
+    .get(entity)
+    .props.filter(
+      (prop) =>
+        prop.persist !== false &&
+        (prop.kind === ReferenceKind.SCALAR ||
+          prop.kind === ReferenceKind.MANY_TO_ONE ||
+          (prop.kind === ReferenceKind.ONE_TO_ONE && prop.owner)),
+    )
+    .flatMap((prop) => prop.fieldNames ?? []);
+}
