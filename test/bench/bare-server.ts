@@ -1,6 +1,6 @@
 // A baseline for the benchmark: a bare node:http server with the plain `pg` driver that runs, per request,
-// the statements given in BARE_STATEMENTS (JSON: [{ text, values }]) one after the other and answers the
-// rows of the last one as JSON. No framework, no ORM, no validation: what PostgreSQL and Node allow.
+// the statements given in BARE_STATEMENTS (JSON: [{ name?, text, values }]; a name makes it a prepared statement)
+// one after the other and answers the rows of the last one as JSON. No framework, no ORM, no validation.
 import { createServer } from 'node:http';
 import pg from 'pg';
 
