@@ -3,7 +3,7 @@
 // can take it without importing the app that assembles them.
 import type { Config } from './config/index.ts';
 import type { Orm } from './db/orm.ts';
-import { createPreparedRead, type PreparedRead } from './db/prepared.ts';
+import { createRunPrepared, type RunPrepared } from './db/prepared.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
@@ -12,8 +12,8 @@ import { createMetrics, type Metrics } from './lib/metrics.ts';
 export interface ServiceContext {
   config: Config;
   orm: Orm;
-  /** A prepared statement outside any transaction, for the reads of every request (src/db/prepared.ts). */
-  read: PreparedRead;
+  /** A prepared statement outside any transaction, for the statements of every request (src/db/prepared.ts). */
+  runPrepared: RunPrepared;
   logger: Logger;
   cipher: FieldCipher;
   metrics: Metrics;
@@ -34,7 +34,7 @@ export function createContext(config: Config, orm: Orm, logger: Logger): Service
   return {
     config,
     orm,
-    read: createPreparedRead(orm, config.preparedStatements),
+    runPrepared: createRunPrepared(orm, config.preparedStatements),
     logger,
     cipher: createFieldCipher(config.fieldEncryptionKey),
     metrics,

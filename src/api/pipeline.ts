@@ -278,7 +278,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
       // One prepared statement; the row becomes a managed entity (em.map) only when a handler asks for it.
-      const [row] = await service.read<TargetAccountRow>(targetAccount, [caller.userId, handle]);
+      const [row] = await service.runPrepared<TargetAccountRow>(targetAccount, [caller.userId, handle]);
       // Reading the account asked the database for the credential epoch: a cached caller is confirmed (or
       // verified again) before the answer depends on it. The same token always means the same user, so
       // the membership role read above stays right.
@@ -342,7 +342,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             method,
           ) as Promise<T>;
         if (typeof query === 'string') return connection.execute(query, params, method) as Promise<T>;
-        const rows = service.read(query, params);
+        const rows = service.runPrepared(query, params);
         return (method === 'get' ? rows.then((found) => found[0]) : rows) as Promise<T>;
       };
       return handler({

@@ -30,15 +30,15 @@ export function prepared(text: string): PreparedStatement {
   return { text, numbered, name };
 }
 
-export type PreparedRead = <Row>(statement: PreparedStatement, values: readonly unknown[]) => Promise<Row[]>;
+export type RunPrepared = <Row>(statement: PreparedStatement, values: readonly unknown[]) => Promise<Row[]>;
 
 /**
  * Runs prepared statements on the ORM's own pool (its type parsers too, so rows read as MikroORM's do), one
- * pooled connection per statement, outside any transaction. With `prepare` off (for a pooler that cannot
+ * pooled connection per statement, outside any transaction (a statement that writes commits on its own). With `prepare` off (for a pooler that cannot
  * keep a statement on a connection, such as PgBouncer before 1.21 in transaction mode) they are sent unnamed,
  * still with their values as parameters.
  */
-export function createPreparedRead(orm: Orm, prepare: boolean): PreparedRead {
+export function createRunPrepared(orm: Orm, prepare: boolean): RunPrepared {
   let pool: Pool | undefined;
   return async <Row>(statement: PreparedStatement, values: readonly unknown[]) => {
     pool ??= await orm.em.getConnection().getNativeClient();

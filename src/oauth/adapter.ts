@@ -4,10 +4,13 @@ import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 import Provider, { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
+import { prepared, type RunPrepared } from '../db/prepared.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
 
 export interface AdapterOptions {
   orm: Orm;
+  /** For the refresh grant's one read (prepared: it runs on every refresh). */
+  runPrepared: RunPrepared;
   cipher: FieldCipher;
   /** Seconds during which a rotated refresh token still works, so parallel refreshes do not kill a grant. */
   refreshGraceSeconds: number;
@@ -107,6 +110,21 @@ export function createAdapterFactory(options: AdapterOptions): (model: string) =
   return (model) => new PgAdapter(model, options);
 }
 
+/** A refresh grant's client, refresh token, grant and whether the token's user exists (see #readAhead). */
+const READ_AHEAD = prepared(
+  `select c.payload as client_payload, c.consumed_at as client_consumed_at,
+         r.payload as refresh_payload, r.consumed_at as refresh_consumed_at,
+         r.grant_id, g.payload as grant_payload, g.consumed_at as grant_consumed_at,
+         r.payload->>'accountId' as account_id,
+         exists (select 1 from users u where u.id = case
+           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+           then (r.payload->>'accountId')::uuid end) as account_exists
+       from (select 1) as one
+       left join oidc_models c on c.model = 'Client' and c.id = ?
+       left join oidc_models r on r.model = 'RefreshToken' and r.id = ?
+       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
+);
+
 class PgAdapter implements Adapter {
   readonly #model: string;
   readonly #options: AdapterOptions;
@@ -189,20 +207,7 @@ class PgAdapter implements Adapter {
     const params = koa.oidc.params;
     if (params?.grant_type !== 'refresh_token' || typeof params.refresh_token !== 'string') return undefined;
     const refreshKey = storageKey('RefreshToken', params.refresh_token);
-    const [row] = await this.#db.execute<ReadAheadRow[]>(
-      `select c.payload as client_payload, c.consumed_at as client_consumed_at,
-         r.payload as refresh_payload, r.consumed_at as refresh_consumed_at,
-         r.grant_id, g.payload as grant_payload, g.consumed_at as grant_consumed_at,
-         r.payload->>'accountId' as account_id,
-         exists (select 1 from users u where u.id = case
-           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-           then (r.payload->>'accountId')::uuid end) as account_exists
-       from (select 1) as one
-       left join oidc_models c on c.model = 'Client' and c.id = ?
-       left join oidc_models r on r.model = 'RefreshToken' and r.id = ?
-       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
-      [clientId, refreshKey],
-    );
+    const [row] = await this.#options.runPrepared<ReadAheadRow>(READ_AHEAD, [clientId, refreshKey]);
     // A row the statement did not find is recorded as absent (null): asking again would only repeat it.
     const rowOf = (payload: Row['payload'] | null | undefined, consumedAt: Date | null | undefined) =>
       payload ? { payload, consumed_at: consumedAt ?? null } : null;

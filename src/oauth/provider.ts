@@ -59,10 +59,11 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
   const { config, orm } = ctx;
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
-  const refreshGrace = createRefreshGrace(orm, ctx.cipher);
+  const refreshGrace = createRefreshGrace(orm, ctx.cipher, ctx.runPrepared);
   const configuration: Configuration = {
     adapter: createAdapterFactory({
       orm,
+      runPrepared: ctx.runPrepared,
       cipher: ctx.cipher,
       refreshGraceSeconds: REFRESH_GRACE_SECONDS,
       rotation: refreshGrace,

@@ -13,6 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
+import { type PreparedStatement, prepared, type RunPrepared } from '../db/prepared.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
 import {
   INSERT_COLUMNS,
@@ -55,7 +56,28 @@ export interface RefreshGrace extends RotationWrites {
   middleware(koa: KoaContextWithOIDC, next: () => Promise<void>): Promise<void>;
 }
 
-export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace {
+/**
+ * The rotation in one statement, its own commit: claim the old token (exactly one request wins the
+ * conditional update) with its encrypted successor, and insert the new refresh token (and the access token,
+ * when oidc-provider saved one) only if the claim was won. Prepared: it runs on every refresh.
+ */
+function rotationStatement(rowCount: number): PreparedStatement {
+  return prepared(`with claim as (
+       update oidc_models set consumed_at = now(),
+         payload = payload || jsonb_build_object('${SUCCESSOR_FIELD}', ?::text)
+       where model = 'RefreshToken' and id = ? and consumed_at is null
+       returning id
+     ), issued as (
+       insert into oidc_models ${INSERT_COLUMNS}
+       select * from (values ${Array(rowCount).fill(ROW_PLACEHOLDERS).join(', ')}) as v
+       where exists (select 1 from claim)
+     )
+     select count(*)::int as won from claim`);
+}
+const ROTATION = rotationStatement(1);
+const ROTATION_WITH_ACCESS = rotationStatement(2);
+
+export function createRefreshGrace(orm: Orm, cipher: FieldCipher, runPrepared: RunPrepared): RefreshGrace {
   const db = () => orm.em.getConnection();
   // Per request, keyed by oidc-provider's context object: nothing here outlives the request.
   const rotations = new WeakMap<KoaContextWithOIDC, Rotation>();
@@ -82,20 +104,11 @@ export function createRefreshGrace(orm: Orm, cipher: FieldCipher): RefreshGrace 
     const successor = rotation.successor!;
     const sealed = cipher.encrypt(successor.id, aad(rotation.rotatedKey)).toString('base64');
     const rows = access ? [successor, access] : [successor];
-    const [result] = await db().execute<{ won: number }[]>(
-      `with claim as (
-         update oidc_models set consumed_at = now(),
-           payload = payload || jsonb_build_object('${SUCCESSOR_FIELD}', ?::text)
-         where model = 'RefreshToken' and id = ? and consumed_at is null
-         returning id
-       ), issued as (
-         insert into oidc_models ${INSERT_COLUMNS}
-         select * from (values ${rows.map(() => ROW_PLACEHOLDERS).join(', ')}) as v
-         where exists (select 1 from claim)
-       )
-       select count(*)::int as won from claim`,
-      [sealed, rotation.rotatedKey, ...rows.flatMap(rowParams)],
-    );
+    const [result] = await runPrepared<{ won: number }>(access ? ROTATION_WITH_ACCESS : ROTATION, [
+      sealed,
+      rotation.rotatedKey,
+      ...rows.flatMap(rowParams),
+    ]);
     if (result?.won === 1) return true;
     // Another request claimed the token first (its statement has committed: ours waited on the row), or the
     // token was revoked meanwhile (no row, so no successor).

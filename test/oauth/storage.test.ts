@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
+import { createRunPrepared } from '../../src/db/prepared.ts';
 import { createFieldCipher } from '../../src/lib/field-encryption.ts';
 import { createAdapterFactory } from '../../src/oauth/adapter.ts';
 import { deleteExpiredOidcRows } from '../../src/oauth/cleanup.ts';
@@ -54,6 +55,7 @@ describe('expired OAuth rows', () => {
     try {
       const adapter = createAdapterFactory({
         orm,
+        runPrepared: createRunPrepared(orm, true),
         cipher: createFieldCipher(service.config.fieldEncryptionKey),
         refreshGraceSeconds: 0,
       })('Session');
