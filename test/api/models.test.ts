@@ -77,6 +77,9 @@ describe('account models through the generated SDK', () => {
     bodies.push((await sdk.listModels({ client: ada.client, path: { account: 'ada' } })).data);
     const one = await sdk.getModel({ client: ada.client, path: { account: 'ada', modelHandle: 'claude' } });
     expect(one.data).toEqual(rotated.data);
+    // The list's plain row (timestamps formatted by PostgreSQL) reads as the entity does.
+    const listed = (bodies.at(-1) as { items: { handle: string }[] }).items;
+    expect(listed.find((model) => model.handle === 'claude')).toEqual(one.data);
     bodies.push(one.data);
     for (const body of bodies) {
       const text = JSON.stringify(body);

@@ -33,6 +33,11 @@ describe('projects through the generated SDK', () => {
 
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items.map((p) => p.handle)).toEqual(['website']);
+    // The list reads plain rows (timestamps formatted by PostgreSQL), a project alone its entity: the same
+    // representation, to the millisecond.
+    const alone = await sdk.getProject({ client: ada.client, path: { account: 'ada', project: 'website' } });
+    expect(list.data?.items[0]).toEqual(alone.data);
+    expect(alone.data?.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     const deleted = await sdk.deleteProject({
       client: ada.client,

@@ -120,8 +120,14 @@ try {
   const rssIdle = service.child.rssMb();
   const projects = await check({ url: `${service.url}/api/v1/accounts/bench/projects`, headers: auth });
 
+  // The page as the service reads it (src/api/account-resources.ts), timestamps formatted by PostgreSQL: a
+  // `select *` would leave the bare server parsing and formatting 40 dates a request, which the service
+  // does not do, and make the ceiling lower than it is.
   const listStatement = {
-    text: 'select * from projects where account_id = $1 order by id asc limit 21',
+    text: `select id, handle, name, description, source_locale, target_locales,
+             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+             to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
+           from projects where account_id = $1 order by id limit 21`,
     values: [db.accountId],
   };
   const bareList = await startBare(db, [listStatement]);

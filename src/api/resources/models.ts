@@ -2,12 +2,15 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { findAccountRows, findByHandle } from '../account-resources.ts';
+import { findAccountRows, findByHandle, isoTime, type PlainRow } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
 /** The API key never leaves the service: a response says whether there is one and how it ends. */
-function serializeModel(model: IAccountModel, accountHandle: string): Schemas.AccountModel {
+function serializeModel(
+  model: IAccountModel | PlainRow<IAccountModel>,
+  accountHandle: string,
+): Schemas.AccountModel {
   return {
     id: model.id,
     account: accountHandle,
@@ -17,8 +20,8 @@ function serializeModel(model: IAccountModel, accountHandle: string): Schemas.Ac
     hasApiKey: model.apiKeyEncrypted !== null,
     apiKeyLast4: model.apiKeyLast4 ?? null,
     isDefault: model.isDefault,
-    createdAt: model.createdAt.toISOString(),
-    updatedAt: model.updatedAt.toISOString(),
+    createdAt: isoTime(model.createdAt),
+    updatedAt: isoTime(model.updatedAt),
   };
 }
 

@@ -1,17 +1,20 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
-import { findAccountRows, findByHandle } from '../account-resources.ts';
+import { findAccountRows, findByHandle, isoTime, type PlainRow } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
-/** What a project's representation is made of: its own columns (a plain row or the entity). */
+/** What a project's representation is made of: its own columns (the entity or a plain row). */
 type ProjectFields = Pick<
   IProject,
   'id' | 'handle' | 'name' | 'description' | 'sourceLocale' | 'targetLocales' | 'createdAt' | 'updatedAt'
 >;
 
-function serializeProject(project: ProjectFields, accountHandle: string): Schemas.Project {
+function serializeProject(
+  project: ProjectFields | PlainRow<ProjectFields>,
+  accountHandle: string,
+): Schemas.Project {
   return {
     id: project.id,
     account: accountHandle,
@@ -20,8 +23,8 @@ function serializeProject(project: ProjectFields, accountHandle: string): Schema
     description: project.description,
     sourceLocale: project.sourceLocale,
     targetLocales: project.targetLocales,
-    createdAt: project.createdAt.toISOString(),
-    updatedAt: project.updatedAt.toISOString(),
+    createdAt: isoTime(project.createdAt),
+    updatedAt: isoTime(project.updatedAt),
   };
 }
 
