@@ -142,10 +142,12 @@ export function createMcpRouter(options: McpHttpOptions): Router {
         const context = requestOptions?.authInfo?.extra?.context as CallContext;
         const response = await mcp.fetch(request, requestOptions);
         if (context.found.cachedAtEpoch === undefined) return response;
-        // The pipeline confirmed the cached caller while running the call; the answer waits for it (a
-        // legacy answer streams), and a refused credential gets the 401 challenge, not a tool result.
-        const body = await response.arrayBuffer();
-        if (!context.refused) return new Response(body, response);
+        // The pipeline confirmed the cached caller while running the call, and a refused credential gets
+        // the 401 challenge, not a tool result. A JSON answer is made once the call is done, so that is
+        // known by now; a streamed (legacy) answer is read to its end first.
+        const streamed = !response.headers.get('content-type')?.startsWith('application/json');
+        const body = streamed ? await response.arrayBuffer() : undefined;
+        if (!context.refused) return body === undefined ? response : new Response(body, response);
         const problem = refuseBearer(context.bearer);
         return new Response(JSON.stringify(problem.toJSON()), {
           status: problem.status,

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { postMcp } from '../mcp/helpers.ts';
+import { postMcp, postModern } from '../mcp/helpers.ts';
 import { CookieJar, connectPublicClient, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestOrganization, createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
 import type { TestService } from '../support/service.ts';
@@ -41,18 +41,19 @@ async function projectsStatus(service: TestService, bearer: string, account: str
   return response.status;
 }
 
-/** The status of a list_projects tool call at /mcp (401 at the HTTP level for a dead token). */
-async function mcpStatus(service: TestService, bearer: string, account: string) {
-  const response = await postMcp(
-    at(service),
-    {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'list_projects', arguments: { account } },
-    },
-    { authorization: `Bearer ${bearer}` },
-  );
+/** The status of a list_projects tool call at /mcp (401 at the HTTP level for a dead token), per revision. */
+async function mcpStatus(
+  service: TestService,
+  bearer: string,
+  account: string,
+  revision: 'legacy' | 'modern',
+) {
+  const call = { method: 'tools/call', params: { name: 'list_projects', arguments: { account } } };
+  const headers = { authorization: `Bearer ${bearer}` };
+  const response =
+    revision === 'modern'
+      ? await postModern(at(service), call, headers)
+      : await postMcp(at(service), { jsonrpc: '2.0', id: 1, ...call }, headers);
   await response.body?.cancel();
   return response.status;
 }
@@ -61,8 +62,13 @@ async function mcpStatus(service: TestService, bearer: string, account: string) 
 async function expectEverywhere(bearer: string, account: string, status: number, mcp = true) {
   for (const [name, service] of Object.entries(instances())) {
     expect(await projectsStatus(service, bearer, account), `REST on ${name}`).toBe(status);
-    if (mcp)
-      expect(await mcpStatus(service, bearer, account), `MCP on ${name}`).toBe(status === 404 ? 200 : status);
+    if (!mcp) continue;
+    // A 2025-era answer streams; a 2026-07-28 one is JSON made once the call is done (src/mcp/http.ts).
+    for (const revision of ['legacy', 'modern'] as const) {
+      expect(await mcpStatus(service, bearer, account, revision), `MCP (${revision}) on ${name}`).toBe(
+        status === 404 ? 200 : status,
+      );
+    }
   }
 }
 
@@ -129,6 +135,20 @@ describe('the verified-caller cache', () => {
     await sql(a, 'delete from account_tokens where created_by_id = $1', [deletedUser.userId]);
     for (const user of [revokedUser, expiredUser, deletedUser])
       await expectEverywhere(user.token, user.handle, 401);
+  });
+
+  it('answers a tool call with a revoked token by the 401 challenge when MCP is the first door to see it', async () => {
+    // The pipeline confirms a cached caller of a tool call; the HTTP layer must still answer 401 (not a tool
+    // result), for a streamed 2025-era answer and for a 2026-07-28 JSON one alike.
+    for (const revision of ['legacy', 'modern'] as const) {
+      const user = await newUser(`mcp${revision}`);
+      for (const service of [a, b])
+        expect(await mcpStatus(service, user.token, user.handle, revision)).toBe(200);
+      await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+      for (const service of [a, b]) {
+        expect(await mcpStatus(service, user.token, user.handle, revision), revision).toBe(401);
+      }
+    }
   });
 
   it('does not reuse a verification past the moment the token expires', async () => {
