@@ -7,6 +7,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './domain/seed.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
+import { startMemoryReducer } from './lib/memory-reducer.ts';
 import { startMetricsServer } from './lib/metrics.ts';
 
 export interface RunningServer {
@@ -59,6 +60,11 @@ export async function startServer(
   server.requestTimeout = config.http.requestTimeoutMs;
   server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   const port = (server.address() as AddressInfo).port;
+  const memoryReducer =
+    config.memoryReduceIdleSeconds > 0
+      ? startMemoryReducer(server, { idleMs: config.memoryReduceIdleSeconds * 1000 })
+      : undefined;
+  started.push(async () => memoryReducer?.stop());
   const metricsServer =
     config.metrics.port === undefined
       ? undefined
@@ -72,6 +78,7 @@ export async function startServer(
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      memoryReducer?.stop();
       await drain(server, config.shutdownTimeoutMs, logger);
       await metricsServer?.close();
       // Only now that no request runs: background work, the pools, and the database they used, last.

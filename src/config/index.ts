@@ -65,6 +65,11 @@ export interface Config {
    * a revocation still takes effect on the next request); 0: look it up on every request.
    */
   authCacheSeconds: number;
+  /**
+   * Give V8's unused memory back after start and once no request has run for this long (src/lib/memory-
+   * reducer.ts); 0: never.
+   */
+  memoryReduceIdleSeconds: number;
   /** Requests per minute on the OAuth endpoints and failed bearer authentications (see oauth/rate-limits.ts). */
   rateLimits: RateLimitSettings;
   /** Sign-in providers for people; each is on when its settings are present. */
@@ -221,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS ?? 20_000,
     http,
     authCacheSeconds: v.AUTH_CACHE_SECONDS ?? 60,
+    memoryReduceIdleSeconds: v.MEMORY_REDUCE_IDLE_SECONDS ?? 30,
     // Defaults are the service's documented limits; a load test raises them rather than bypassing them.
     rateLimits: {
       registerPerMinute: v.RATE_LIMIT_REGISTER_PER_MINUTE ?? 5,

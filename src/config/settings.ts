@@ -127,6 +127,9 @@ export const settingsSchema = z.object({
   AUTH_CACHE_SECONDS: optional(
     wholeNumber('AUTH_CACHE_SECONDS', { max: 3600 }, 'a whole number of seconds from 0 to 3600'),
   ),
+  MEMORY_REDUCE_IDLE_SECONDS: optional(
+    wholeNumber('MEMORY_REDUCE_IDLE_SECONDS', { max: 86400 }, 'a whole number of seconds from 0 to 86400'),
+  ),
   RATE_LIMIT_REGISTER_PER_MINUTE: optional(perMinute('RATE_LIMIT_REGISTER_PER_MINUTE')),
   RATE_LIMIT_TOKEN_PER_MINUTE: optional(perMinute('RATE_LIMIT_TOKEN_PER_MINUTE')),
   RATE_LIMIT_FAILED_AUTH_PER_MINUTE: optional(perMinute('RATE_LIMIT_FAILED_AUTH_PER_MINUTE')),

@@ -43,6 +43,9 @@ export async function startTestService(
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Many services share one test process; a full collection at each start would only slow the suite
+    // (test/lib/memory-reducer.test.ts turns it on).
+    MEMORY_REDUCE_IDLE_SECONDS: '0',
     ...sharedSecretsEnv,
     ...env,
   });

@@ -1,0 +1,82 @@
+// The memory reducer (src/lib/memory-reducer.ts) gives V8's unused memory back after start and when the
+// server has been idle after serving requests. Its decisions are checked with a manual clock on a real HTTP
+// server; the collection itself is V8's, checked on this process's young generation.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type MemoryReducer, startMemoryReducer } from '../../src/lib/memory-reducer.ts';
+
+let server: Server | undefined;
+let reducer: MemoryReducer | undefined;
+afterEach(async () => {
+  reducer?.stop();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+/** A server whose requests wait until `release()`; answers 204. */
+async function holdingServer() {
+  const waiting: (() => void)[] = [];
+  server = createServer((_req, res) => waiting.push(() => res.writeHead(204).end()));
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return {
+    /** Sends a request; once the server holds it, resolves to the pending answer (wrapped, not awaited). */
+    async start(): Promise<{ answered: Promise<Response> }> {
+      const before = waiting.length;
+      const answered = fetch(url);
+      while (waiting.length === before) await new Promise((resolve) => setImmediate(resolve));
+      return { answered };
+    },
+    release: () => waiting.shift()?.(),
+  };
+}
+
+describe('the memory reducer', () => {
+  it('collects once at start, then only after serving requests and an idle period with none in flight', async () => {
+    const held = await holdingServer();
+    let clock = 0;
+    let collections = 0;
+    reducer = startMemoryReducer(server!, {
+      idleMs: 1000,
+      collect: () => collections++,
+      now: () => clock,
+      manual: true,
+    });
+    expect(collections).toBe(1);
+    clock += 5000;
+    expect(reducer.tick()).toBe(false); // nothing served since
+
+    const { answered } = await held.start();
+    clock += 5000;
+    expect(reducer.tick()).toBe(false); // a request in flight
+    held.release();
+    expect((await answered).status).toBe(204);
+    await new Promise((resolve) => setImmediate(resolve));
+    clock += 500;
+    expect(reducer.tick()).toBe(false); // idle, but not for long enough
+    clock += 500;
+    expect(reducer.tick()).toBe(true);
+    expect(collections).toBe(2);
+    clock += 5000;
+    expect(reducer.tick()).toBe(false); // nothing served since that collection
+  });
+
+  it("V8's collection gives back the young generation a burst of surviving allocations grew", async () => {
+    const newSpace = () =>
+      getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_size;
+    // Objects that live across a few scavenges make V8 grow the young generation.
+    let kept: object[][] = [];
+    for (let round = 0; round < 200; round++) {
+      kept.push(Array.from({ length: 20_000 }, (_, i) => ({ i, round })));
+      if (kept.length > 20) kept = kept.slice(-10);
+    }
+    kept = [];
+    const grown = newSpace();
+    server = createServer();
+    reducer = startMemoryReducer(server, { idleMs: 60_000, manual: true });
+    expect(newSpace()).toBeLessThan(grown);
+  });
+});
