@@ -34,9 +34,9 @@ export type RunPrepared = <Row>(statement: PreparedStatement, values: readonly u
 
 /**
  * Runs prepared statements on the ORM's own pool (its type parsers too, so rows read as MikroORM's do), one
- * pooled connection per statement, outside any transaction (a statement that writes commits on its own). With `prepare` off (for a pooler that cannot
- * keep a statement on a connection, such as PgBouncer before 1.21 in transaction mode) they are sent unnamed,
- * still with their values as parameters.
+ * pooled connection per statement, outside any transaction (a statement that writes commits on its own).
+ * With `prepare` off (for a pooler that cannot keep a statement on a connection, such as PgBouncer before
+ * 1.21 in transaction mode) they are sent unnamed, still with their values as parameters.
  */
 export function createRunPrepared(orm: Orm, prepare: boolean): RunPrepared {
   let pool: Pool | undefined;

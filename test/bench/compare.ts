@@ -75,6 +75,9 @@ export async function compare(
   const subjectRps = pick(1, 'requestsPerSecond');
   const ratio = subjectRps / baselineRps;
   const subjectP99 = pick(1, 'p99');
+  // A comparison without an aim is measured for reference only.
+  const hasAim =
+    options.aim !== undefined || options.latencyAim !== undefined || options.rpsAim !== undefined;
   const meets =
     options.latencyAim !== undefined
       ? subjectP99 <= options.latencyAim
@@ -110,7 +113,7 @@ export async function compare(
   console.log(
     `${title}: ${subject.name} ${subjectRps.toFixed(0)} req/s (p50 ${result.subjectP50} ms, p99 ${subjectP99} ms) vs ` +
       `${baseline.name} ${baselineRps.toFixed(0)} req/s → ${ratio.toFixed(2)}× ` +
-      `(rounds ${result.roundRatios.map((r) => r.toFixed(2)).join(', ')}; aim ${result.aim}: ${meets ? 'meets' : 'BELOW'})` +
+      `(rounds ${result.roundRatios.map((r) => r.toFixed(2)).join(', ')}; aim ${result.aim}${hasAim ? `: ${meets ? 'meets' : 'BELOW'}` : ''})` +
       (result.baselineErrors + result.subjectErrors
         ? ` WARNING: errors (non-2xx or socket): baseline ${result.baselineErrors}, subject ${result.subjectErrors}`
         : ''),
