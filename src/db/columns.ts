@@ -2,6 +2,14 @@ import { type EntityName, ReferenceKind } from '@mikro-orm/core';
 import type { Orm } from './orm.ts';
 
 /**
+ * A timestamp as the API's ISO 8601 text, made by PostgreSQL: parsing it into a Date and formatting that
+ * again cost Node about half a microsecond per value, PostgreSQL a tenth of that. Both keep milliseconds by
+ * truncation, so the text is what `toISOString()` of the entity's Date gives.
+ */
+export const isoTimestamp = (expression: string): string =>
+  `to_char(${expression} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * The columns of an entity's table, by their database names, as MikroORM's metadata has them: what a plain
  * statement selects when it maps its row to the entity (`em.map`) and must not say `select *` (a prepared
  * statement, src/db/prepared.ts).

@@ -25,6 +25,10 @@ async function invite(org: string, email: string, role?: 'admin' | 'member') {
 async function members(org: string) {
   const result = await sdk.listMembers({ client: ada.client, path: { org } });
   expect(result.response.status).toBe(200);
+  // Formatted by PostgreSQL (src/db/columns.ts): the same text toISOString() gives.
+  for (const member of result.data!.items) {
+    expect(new Date(member.since).toISOString()).toBe(member.since);
+  }
   return result.data!.items.map((m) => [m.user, m.role]);
 }
 

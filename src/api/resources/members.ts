@@ -1,4 +1,5 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
+import { isoTimestamp } from '../../db/columns.ts';
 import {
   AccountToken,
   type IOrganization,
@@ -6,6 +7,7 @@ import {
   Organization,
   type OrgRole,
 } from '../../db/entities/index.ts';
+import { prepared } from '../../db/prepared.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -17,54 +19,46 @@ interface MemberRow {
   handle: string;
   display_name: string;
   role: OrgRole;
-  created_at: Date;
+  /** ISO 8601, as the API sends it. */
+  created_at: string;
 }
 
-/** Members with their personal account handle, in one query; keyset-paginated on the membership id. */
-/** An organization by its id, or by its account's id (a read that needs no organization entity). */
-type OrganizationKey = { id: string } | { accountId: string };
+/** Members with their personal account handle, in one statement; keyset-paginated on the membership id. */
+const MEMBERS = `select m.id, m.user_id, a.handle, u.display_name, m.role, ${isoTimestamp('m.created_at')} as created_at
+   from memberships m
+   join users u on u.id = m.user_id
+   join accounts a on a.user_id = m.user_id`;
 
-function memberRows(
+/** The members list's pages, by the organization's account id (the pipeline has it): prepared. */
+const MEMBER_PAGES = {
+  first: prepared(`${MEMBERS}
+    where m.organization_id = (select id from organizations where account_id = ?)
+    order by m.id limit ?`),
+  after: prepared(`${MEMBERS}
+    where m.organization_id = (select id from organizations where account_id = ?) and m.id > ?
+    order by m.id limit ?`),
+};
+
+/** One member, by the personal account handle or by the user. */
+function findMemberRows(
   sql: PlainStatement,
-  organization: OrganizationKey,
-  filter: { afterId?: string; limit?: number; handle?: string; userId?: string },
+  organization: IOrganization,
+  filter: { handle: string } | { userId: string },
 ): Promise<MemberRow[]> {
-  const byId = 'id' in organization;
-  return sql<MemberRow[]>(
-    `select m.id, m.user_id, a.handle, u.display_name, m.role, m.created_at
-       from memberships m
-       join users u on u.id = m.user_id
-       join accounts a on a.user_id = m.user_id
-      where m.organization_id = ${byId ? '?' : '(select id from organizations where account_id = ?)'}
-        and (?::uuid is null or m.id > ?::uuid)
-        and (?::text is null or a.handle = ?::text)
-        and (?::uuid is null or m.user_id = ?::uuid)
-      order by m.id asc limit ?`,
-    [
-      byId ? organization.id : organization.accountId,
-      filter.afterId ?? null,
-      filter.afterId ?? null,
-      filter.handle ?? null,
-      filter.handle ?? null,
-      filter.userId ?? null,
-      filter.userId ?? null,
-      filter.limit ?? 1,
-    ],
-  );
+  const [column, value] = 'handle' in filter ? ['a.handle', filter.handle] : ['m.user_id', filter.userId];
+  return sql<MemberRow[]>(`${MEMBERS} where m.organization_id = ? and ${column} = ?`, [
+    organization.id,
+    value,
+  ]);
 }
 
 function serializeMember(row: MemberRow): Schemas.Member {
-  return {
-    user: row.handle,
-    displayName: row.display_name,
-    role: row.role,
-    since: new Date(row.created_at).toISOString(),
-  };
+  return { user: row.handle, displayName: row.display_name, role: row.role, since: row.created_at };
 }
 
 /** The membership named by the `{user}` path parameter (a personal account handle), or 404. */
 async function findMember(op: OperationContext, organization: IOrganization) {
-  const [row] = await memberRows(op.sql, organization, { handle: op.params.user });
+  const [row] = await findMemberRows(op.sql, organization, { handle: op.params.user! });
   if (!row) {
     throw problems.notFound(`"${op.params.user}" is not a member of "${organization.account.handle}".`);
   }
@@ -122,13 +116,9 @@ export const memberHandlers = {
     const { kind, accountId, handle } = op.target!;
     if (kind !== 'organization') throw noOrganization(handle);
     const request = pageRequest(op.query);
-    const rows = await memberRows(
-      op.sql,
-      { accountId },
-      {
-        afterId: request.afterId,
-        limit: request.limit + 1,
-      },
+    const rows = await op.sql<MemberRow[]>(
+      request.afterId ? MEMBER_PAGES.after : MEMBER_PAGES.first,
+      request.afterId ? [accountId, request.afterId, request.limit + 1] : [accountId, request.limit + 1],
     );
     return { status: 200, body: page(rows, request, serializeMember) };
   },
@@ -159,7 +149,9 @@ export const memberHandlers = {
       { account: { handle, kind: 'organization' } },
       { populate: ['account'] },
     );
-    const [row] = organization ? await memberRows(op.sql, organization, { userId: op.caller.userId }) : [];
+    const [row] = organization
+      ? await findMemberRows(op.sql, organization, { userId: op.caller.userId })
+      : [];
     if (!organization || !row) throw problems.notFound(`You are not a member of "${handle}".`);
     await endMembership(op, organization, row, 'member.leave');
     return { status: 204 };
