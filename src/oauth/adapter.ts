@@ -110,6 +110,13 @@ export function createAdapterFactory(options: AdapterOptions): (model: string) =
   return (model) => new PgAdapter(model, options);
 }
 
+/**
+ * A NUL in any string of a JSON text: JSON.stringify writes it as `\u0000`, after an even number of
+ * backslashes (an odd number would make it the text `\u0000` itself, escaped). Testing the text is a
+ * fraction of the cost of a replacer function, which made JSON.stringify several times slower.
+ */
+const ESCAPED_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
+
 /** A refresh grant's client, refresh token, grant and whether the token's user exists (see #readAhead). */
 const READ_AHEAD = prepared(
   `select c.payload as client_payload, c.consumed_at as client_consumed_at,
@@ -166,14 +173,10 @@ class PgAdapter implements Adapter {
   #pendingRow(id: string, payload: AdapterPayload, expiresIn: number): PendingRow {
     const stored = this.#seal(id, payload);
     if (this.#secretIds) delete stored.jti;
-    let nul = false;
-    const json = JSON.stringify(stored, (_key, value) => {
-      if (typeof value === 'string' && value.includes('\u0000')) nul = true;
-      return value;
-    });
+    const json = JSON.stringify(stored);
     // jsonb cannot hold NUL. What is saved here comes from request parameters (`state=%00` in an
     // authorization request), so it is the client's invalid_request, not a driver error and a 500.
-    if (nul) throw new errors.InvalidRequest('a parameter contains a NUL character');
+    if (ESCAPED_NUL.test(json)) throw new errors.InvalidRequest('a parameter contains a NUL character');
     return {
       model: this.#model,
       id,

@@ -165,6 +165,27 @@ describe('authorization requests', () => {
     expect(back.searchParams.get('code')).toBeNull();
   });
 
+  it('refuses a NUL in a parameter it would store (invalid_request to the client, nothing stored)', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    // The text `\u0000` (a backslash, not a NUL) is a fine state and is stored as it is.
+    for (const [state, error] of [
+      ['a\u0000b', 'invalid_request'],
+      ['a\\u0000b', null],
+    ] as const) {
+      const { url } = await authorizationRequest(service, client, redirectUri, { state });
+      const response = await new CookieJar().fetch(url);
+      expect(response.status, state).toBeLessThan(500);
+      const location = response.headers.get('location')!;
+      const back = new URL(location, service.url);
+      if (error) {
+        expect(back.origin + back.pathname).toBe(redirectUri);
+        expect(back.searchParams.get('error')).toBe(error);
+      } else {
+        expect(back.searchParams.get('error'), location).toBeNull();
+      }
+    }
+  });
+
   it('grants the default read scopes when no scope is sent, and ignores unknown ones', async () => {
     const none = await tokensFor({}, { scope: '' });
     expect(none.body.scope!.split(' ').every((s) => s.endsWith(':read'))).toBe(true);
