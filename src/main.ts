@@ -1,10 +1,11 @@
-// Process entry: `npm start`. Everything else is in server.ts so tests start the very same service.
-import { enableCompileCache } from 'node:module';
+// The service's process, started by main.mjs (`npm start`). Everything else is in server.ts so tests start
+// the very same service.
+import { enableCompileCache, getCompileCacheDir } from 'node:module';
 
-// V8 keeps the compiled code of every module on disk (NODE_COMPILE_CACHE names the folder; by default one
-// under the system's temporary folder), so a restart skips most of the parsing and compiling of the
-// dependencies. Before any other import, so that they are cached too.
-enableCompileCache();
+// V8 keeps the compiled code of every module on disk, so a restart skips most of the parsing and compiling
+// of the dependencies (main.mjs turns this on first; `node src/main.ts` started directly still gets it).
+// Before any other import, so that they are cached too.
+if (!getCompileCacheDir()) enableCompileCache();
 const { loadConfig, loadOrExit } = await import('./config/index.ts');
 const { createLogger } = await import('./lib/logger.ts');
 const { startTracing } = await import('./lib/tracing.ts');

@@ -87,7 +87,7 @@ try {
     DEV_LOGIN: _l,
     ...inherited
   } = process.env;
-  service = spawn(process.execPath, ['src/main.ts'], {
+  service = spawn(process.execPath, ['src/main.mjs'], {
     cwd: app,
     env: {
       ...inherited,
@@ -111,7 +111,7 @@ try {
     output += d;
   });
   const exited = once(service, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  step(`started ${process.execPath} (Node ${process.versions.node}) src/main.ts on port ${port}`);
+  step(`started ${process.execPath} (Node ${process.versions.node}) src/main.mjs on port ${port}`);
 
   const url = `http://127.0.0.1:${port}`;
   let ready: { status: number; body: string } | undefined;

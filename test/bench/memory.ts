@@ -1,5 +1,5 @@
 // `npm run bench:memory`: the service's memory after start and under a steady load. Starts the service as
-// `npm run bench` does (`node src/main.ts`, development mode on a fresh external database, no demo), with a
+// `npm run bench` does (`node src/main.mjs`, development mode on a fresh external database, no demo), with a
 // probe preloaded that reports process.memoryUsage() over IPC, then sends batches of
 // `GET /api/v1/accounts/bench/projects` with wrk and prints RSS and heap after each batch. At the end a
 // full garbage collection shows the live heap.
@@ -56,7 +56,7 @@ async function startService(databaseUrl: string) {
       '--expose-gc',
       '--import',
       join(import.meta.dirname, 'memory-probe.ts'),
-      join(root, 'src/main.ts'),
+      join(root, 'src/main.mjs'),
     ],
     {
       env: {

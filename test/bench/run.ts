@@ -52,7 +52,7 @@ async function startService(db: BenchDatabase): Promise<{ child: Child; url: str
   const dataDir = mkdtempSync(join(work, 'data-'));
   const cpuProf = process.env.BENCH_CPU_PROF;
   const child = await startChild(
-    'src/main.ts',
+    'src/main.mjs',
     {
       NODE_ENV: 'development',
       PORT: String(port),

@@ -1,4 +1,4 @@
-// SIGTERM under load, on the real process (`node src/main.ts`): the service stops accepting, every request
+// SIGTERM under load, on the real process (`node src/main.mjs`): the service stops accepting, every request
 // in flight (a 5,000-entry glossary save among them) is answered with its normal status, the pools close,
 // an embedded PostgreSQL stops last, and the process exits 0 with no PostgreSQL left behind.
 
@@ -30,13 +30,13 @@ interface Child {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `node src/main.ts` with the Node that runs the tests (the project's Node 24); resolves once it listens. */
+/** `node src/main.mjs` with the Node that runs the tests (the project's Node 24); resolves once it listens. */
 async function startChild(
   env: Record<string, string>,
   readyWhen = 'Localization service listening on',
 ): Promise<Child> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const child = spawn(process.execPath, ['src/main.mjs'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

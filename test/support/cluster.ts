@@ -1,4 +1,4 @@
-// Several real service processes (`node src/main.ts`, as `npm start` runs it) behind a small round-robin
+// Several real service processes (`node src/main.mjs`, as `npm start` runs it) behind a small round-robin
 // load balancer of the test's own, for the multi-instance suite. Processes, not in-process servers, so
 // that an instance can be killed the way a machine dies (SIGKILL). Also one such process polled until
 // ready, for the suites that start the service as a newcomer or an operator would.
@@ -22,12 +22,12 @@ export interface Instance {
 }
 
 /**
- * Starts `node src/main.ts` with exactly `env`, adds it to `children` (for the suite to kill), and polls
+ * Starts `node src/main.mjs` with exactly `env`, adds it to `children` (for the suite to kill), and polls
  * its /readyz (about 30 seconds at most, less if it exits): the start-up the first-run and production
  * suites share. `ready` says whether it answered 200; `output` is everything it wrote so far.
  */
 export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]) {
-  const child = spawn(process.execPath, ['src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/main.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (d) => {
@@ -48,14 +48,14 @@ export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, 
   return { child, exited, ready, output: () => output };
 }
 
-/** Starts `node src/main.ts` with exactly `env` (plus PATH) and resolves once it listens. */
+/** Starts `node src/main.mjs` with exactly `env` (plus PATH) and resolves once it listens. */
 export async function spawnInstance(
   name: string,
   port: number,
   env: Record<string, string>,
 ): Promise<Instance> {
   const output: string[] = [];
-  const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['src/main.mjs'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
