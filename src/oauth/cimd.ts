@@ -6,7 +6,6 @@
 // short timeout, and (in provider.ts) a small size limit and bounded caching.
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface DocumentFetchPolicy {
   /**
@@ -108,6 +107,9 @@ export function guardedFetch(policy: DocumentFetchPolicy) {
   return async (input: string | URL, init: { headers?: HeadersInit; signal?: AbortSignal | null } = {}) => {
     const url = new URL(String(input));
     const pinned = await vettedAddress(url, policy);
+    // undici (for a connection pinned to the vetted address) is loaded with the first document fetched:
+    // most instances never fetch one, and it is about 1 MB of source the service would otherwise keep.
+    const { Agent, fetch: undiciFetch } = await import('undici');
     const dispatcher = new Agent({
       connect: {
         lookup: (_hostname, _options, callback) => callback(null, [pinned] as never, pinned.family),
