@@ -18,8 +18,15 @@ afterEach(async () => {
 
 /** A server whose requests wait until `release()`; answers 204. */
 async function holdingServer() {
-  const waiting: (() => void)[] = [];
-  server = createServer((_req, res) => waiting.push(() => res.writeHead(204).end()));
+  const waiting: (() => Promise<void>)[] = [];
+  server = createServer((_req, res) => {
+    // Resolves once the response has closed: the reducer's own close listener has run by then.
+    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    waiting.push(() => {
+      res.writeHead(204).end();
+      return closed;
+    });
+  });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
@@ -30,7 +37,8 @@ async function holdingServer() {
       while (waiting.length === before) await new Promise((resolve) => setImmediate(resolve));
       return { answered };
     },
-    release: () => waiting.shift()?.(),
+    /** Answers the oldest held request; resolves once its response has closed. */
+    release: () => waiting.shift()!(),
   };
 }
 
@@ -52,9 +60,8 @@ describe('the memory reducer', () => {
     const { answered } = await held.start();
     clock += 5000;
     expect(reducer.tick()).toBe(false); // a request in flight
-    held.release();
+    await held.release();
     expect((await answered).status).toBe(204);
-    await new Promise((resolve) => setImmediate(resolve));
     clock += 500;
     expect(reducer.tick()).toBe(false); // idle, but not for long enough
     clock += 500;
