@@ -43,8 +43,8 @@ export interface Config {
   /** Apply pending migrations at start (under an advisory lock); false when operators run `npm run migrate`. */
   migrateOnStart: boolean;
   /**
-   * Send the hottest reads as named prepared statements (src/db/prepared.ts); off behind a pooler that does
-   * not keep them on a connection (PgBouncer before 1.21 in transaction mode).
+   * Send the statements of every request as named prepared statements (src/db/prepared.ts); off behind a
+   * pooler that does not keep them on a connection (PgBouncer before 1.21 in transaction mode).
    */
   preparedStatements: boolean;
   /**
