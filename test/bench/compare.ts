@@ -29,6 +29,8 @@ export interface Comparison {
   ratio: number;
   roundRatios: number[];
   aim: string;
+  /** No aim: measured for reference only, so neither meets nor falls below anything. */
+  forReference: boolean;
   meets: boolean;
   /** Non-2xx answers and socket errors over all rounds, per side: a side with errors measures nothing. */
   baselineErrors: number;
@@ -105,6 +107,7 @@ export async function compare(
           : options.aim !== undefined
             ? `≥ ${options.aim.toFixed(2)}×`
             : 'none, for reference',
+    forReference: !hasAim,
     meets,
     baselineErrors: rounds.reduce((sum, r) => sum + r[0].non2xx + r[0].socketErrors, 0),
     subjectErrors: rounds.reduce((sum, r) => sum + r[1].non2xx + r[1].socketErrors, 0),

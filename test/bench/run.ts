@@ -339,7 +339,7 @@ const table = [
     (r) =>
       `| ${r.title} | ${r.connections} | ${r.baseline} | ${fmt(r.baselineRps)} | ${fmt(r.baselineP50)} / ${fmt(r.baselineP99)} | ` +
       `${r.subject} | ${fmt(r.subjectRps)} | ${fmt(r.subjectP50)} / ${fmt(r.subjectP99)} | ` +
-      `${r.ratio.toFixed(2)} (${r.roundRatios.map((x) => x.toFixed(2)).join(', ')}) | ${r.aim.startsWith('none') ? r.aim : `${r.aim}: ${r.meets ? 'meets' : '**below**'}`}${errors(r)} |`,
+      `${r.ratio.toFixed(2)} (${r.roundRatios.map((x) => x.toFixed(2)).join(', ')}) | ${r.forReference ? r.aim : `${r.aim}: ${r.meets ? 'meets' : '**below**'}`}${errors(r)} |`,
   ),
   '',
   ...notes.map((n) => `- ${n}`),
