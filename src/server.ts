@@ -64,6 +64,9 @@ export async function startServer(
     config.memoryReduceIdleSeconds > 0
       ? startMemoryReducer(server, { idleMs: config.memoryReduceIdleSeconds * 1000 })
       : undefined;
+  if (config.memoryReduceIdleSeconds > 0 && !memoryReducer) {
+    logger.warn('this Node offers no memory-reducing collection; MEMORY_REDUCE_IDLE_SECONDS has no effect');
+  }
   started.push(async () => memoryReducer?.stop());
   const metricsServer =
     config.metrics.port === undefined

@@ -13,17 +13,22 @@ import { runInNewContext } from 'node:vm';
 
 type Collect = () => void;
 
-let collectOnce: Collect | undefined;
+let collectOnce: Collect | null | undefined;
 
-/** V8's memory-reducing full collection (the one it runs before giving up on an allocation). */
-function memoryReducingCollection(): Collect {
-  if (!collectOnce) {
+/**
+ * V8's memory-reducing full collection (the one it runs before giving up on an allocation), or undefined
+ * where this Node does not let a process ask for it.
+ */
+function memoryReducingCollection(): Collect | undefined {
+  if (collectOnce === undefined) {
     // The `gc` function exists only with --expose-gc; the flag takes effect for contexts made after it.
     setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as (options: object) => void;
-    collectOnce = () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const gc = runInNewContext('typeof gc === "function" ? gc : undefined') as
+      | ((options: object) => void)
+      | undefined;
+    collectOnce = gc ? () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }) : null;
   }
-  return collectOnce;
+  return collectOnce ?? undefined;
 }
 
 export interface MemoryReducer {
@@ -44,11 +49,12 @@ export interface MemoryReducerOptions {
 
 /**
  * Gives V8's unused memory back once the server has been idle for `idleMs` after serving requests, and once
- * at once (start-up's garbage). Requests in flight (a stream too) hold it off; a quiet server is not collected
+ * at once (start-up's garbage). Undefined where the collection cannot be asked for. Requests in flight (a stream too) hold it off; a quiet server is not collected
  * again until it has served something.
  */
-export function startMemoryReducer(server: Server, options: MemoryReducerOptions): MemoryReducer {
+export function startMemoryReducer(server: Server, options: MemoryReducerOptions): MemoryReducer | undefined {
   const collect = options.collect ?? memoryReducingCollection();
+  if (!collect) return undefined;
   const now = options.now ?? Date.now;
   let inFlight = 0;
   let lastActivity = now();

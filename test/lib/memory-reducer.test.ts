@@ -52,7 +52,7 @@ describe('the memory reducer', () => {
       collect: () => collections++,
       now: () => clock,
       manual: true,
-    });
+    })!;
     expect(collections).toBe(1);
     clock += 5000;
     expect(reducer.tick()).toBe(false); // nothing served since
@@ -84,6 +84,7 @@ describe('the memory reducer', () => {
     const grown = newSpace();
     server = createServer();
     reducer = startMemoryReducer(server, { idleMs: 60_000, manual: true });
+    expect(reducer, 'this Node lets the process ask for the collection').toBeDefined();
     expect(newSpace()).toBeLessThan(grown);
   });
 });
