@@ -2,8 +2,7 @@
 // them by handle, always scoped to the account the pipeline authorized.
 import { type EntityName, ReferenceKind } from '@mikro-orm/core';
 import { isoTimestamp } from '../db/columns.ts';
-import { type PreparedStatement, prepared } from '../db/prepared.ts';
-import { page, pageRequest } from './pagination.ts';
+import { keysetPages, page, pageRequest } from './pagination.ts';
 import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
 
@@ -44,29 +43,20 @@ export const isoTime = (value: Date | string): string =>
  */
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);
-  const { first, after } = pageStatementsOf(op.service.orm, entity);
-  const fetched = await op.sql<PlainRow<T>[]>(request.afterId ? after : first, [
-    op.target!.accountId,
-    ...(request.afterId ? [request.afterId] : []),
-    request.limit + 1,
-  ]);
+  const { statement, params } = pagesOf(op.service.orm, entity)(op.target!.accountId, request);
+  const fetched = await op.sql<PlainRow<T>[]>(statement, params);
   // Typed as the entity's row for the serializer's sake; a relation is only its id here, so a serializer
   // given these rows takes the row's own columns (a Pick of the entity) and nothing else.
   return { body: <U>(serialize: (row: PlainRow<T>) => U) => page(fetched, request, serialize) };
 }
 
-interface PageStatements {
-  first: PreparedStatement;
-  after: PreparedStatement;
-}
-
-const pageStatements = new Map<unknown, PageStatements>();
+const pageStatements = new Map<unknown, ReturnType<typeof keysetPages>>();
 
 /**
- * The statements of an entity's first and following pages (`select <every own column as its property name>
- * from <table> where account_id = ? …`), made once and prepared.
+ * The statements of an entity's pages (`select <every own column as its property name> from <table> where
+ * account_id = ? …`), made once per entity.
  */
-function pageStatementsOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
+function pagesOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
   let found = pageStatements.get(entity);
   if (!found) {
     const meta = orm.getMetadata().get(entity);
@@ -78,11 +68,7 @@ function pageStatementsOf<T extends object>(orm: PlainRead['service']['orm'], en
       // Timestamps as the API's text, formatted by PostgreSQL (two per row: cheaper there than in Node).
       return `${prop.runtimeType === 'Date' ? isoTimestamp(`"${column}"`) : `"${column}"`} as "${prop.name}"`;
     });
-    const select = `select ${columns.join(', ')} from "${meta.tableName}" where account_id = ?`;
-    found = {
-      first: prepared(`${select} order by id limit ?`),
-      after: prepared(`${select} and id > ? order by id limit ?`),
-    };
+    found = keysetPages(`select ${columns.join(', ')} from "${meta.tableName}" where account_id = ?`, 'id');
     pageStatements.set(entity, found);
   }
   return found;

@@ -1,3 +1,4 @@
+import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { UUID } from '../lib/ids.ts';
 import { problems } from './problem.ts';
 
@@ -16,6 +17,29 @@ export function pageRequest(query: { cursor?: string; limit?: number }): PageReq
   // Only the ids this service hands out: PostgreSQL would refuse anything else with a driver error.
   if (!UUID.test(afterId)) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
   return { limit, afterId };
+}
+
+/** A page's statement and its values, as `op.sql` takes them. */
+export interface PageStatement {
+  statement: PreparedStatement;
+  params: unknown[];
+}
+
+/**
+ * The prepared statements of a keyset-paginated list, made once: `select` ends in its where clause with the
+ * owner as its one value; the first page and each following one are ordered by `idColumn` and fetch
+ * limit + 1 rows, as `page` expects.
+ */
+export function keysetPages(
+  select: string,
+  idColumn: string,
+): (owner: string, request: PageRequest) => PageStatement {
+  const first = prepared(`${select} order by ${idColumn} limit ?`);
+  const after = prepared(`${select} and ${idColumn} > ? order by ${idColumn} limit ?`);
+  return (owner, request) =>
+    request.afterId
+      ? { statement: after, params: [owner, request.afterId, request.limit + 1] }
+      : { statement: first, params: [owner, request.limit + 1] };
 }
 
 /** `rows` must have been fetched with limit + 1, ordered by id ascending. */

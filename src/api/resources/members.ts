@@ -7,8 +7,7 @@ import {
   Organization,
   type OrgRole,
 } from '../../db/entities/index.ts';
-import { prepared } from '../../db/prepared.ts';
-import { page, pageRequest } from '../pagination.ts';
+import { keysetPages, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization, noOrganization } from './organizations.ts';
@@ -29,15 +28,11 @@ const MEMBERS = `select m.id, m.user_id, a.handle, u.display_name, m.role, ${iso
    join users u on u.id = m.user_id
    join accounts a on a.user_id = m.user_id`;
 
-/** The members list's pages, by the organization's account id (the pipeline has it): prepared. */
-const MEMBER_PAGES = {
-  first: prepared(`${MEMBERS}
-    where m.organization_id = (select id from organizations where account_id = ?)
-    order by m.id limit ?`),
-  after: prepared(`${MEMBERS}
-    where m.organization_id = (select id from organizations where account_id = ?) and m.id > ?
-    order by m.id limit ?`),
-};
+/** The members list's pages, by the organization's account id (the pipeline has it). */
+const memberPage = keysetPages(
+  `${MEMBERS} where m.organization_id = (select id from organizations where account_id = ?)`,
+  'm.id',
+);
 
 /** One member, by the personal account handle or by the user. */
 function findMemberRows(
@@ -116,10 +111,8 @@ export const memberHandlers = {
     const { kind, accountId, handle } = op.target!;
     if (kind !== 'organization') throw noOrganization(handle);
     const request = pageRequest(op.query);
-    const rows = await op.sql<MemberRow[]>(
-      request.afterId ? MEMBER_PAGES.after : MEMBER_PAGES.first,
-      request.afterId ? [accountId, request.afterId, request.limit + 1] : [accountId, request.limit + 1],
-    );
+    const { statement, params } = memberPage(accountId, request);
+    const rows = await op.sql<MemberRow[]>(statement, params);
     return { status: 200, body: page(rows, request, serializeMember) };
   },
 
