@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../../src/config/index.ts';
 import { startServer } from '../../src/server.ts';
 import { freePort } from '../support/ports.ts';
+import { recordStatements } from '../support/statement-recorder.ts';
 import { admin, databases, mcpListProjects, prepareDatabase, refreshTokenSource } from './setup.ts';
 
 const serverUrl = process.env.DATABASE_URL;
@@ -18,15 +18,7 @@ if (!serverUrl) {
   process.exit(2);
 }
 
-let recording = false;
-const recorded: string[] = [];
-const query = pg.Client.prototype.query;
-// biome-ignore lint/suspicious/noExplicitAny: the driver's overloads, passed through unchanged
-pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
-  const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
-  if (recording && typeof text === 'string') recorded.push(text.replace(/\s+/g, ' ').trim());
-  return (query as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof query;
+const recorder = recordStatements();
 
 const dir = mkdtempSync(join(tmpdir(), 'l10n-statements-'));
 const db = await prepareDatabase(serverUrl, 'statements');
@@ -46,11 +38,12 @@ const auth = { authorization: `Bearer ${db.token}` };
 
 async function count(name: string, send: () => Promise<Response>) {
   await send(); // warm: first-use caches (policies, prepared metadata) are not what a hot request costs
-  recorded.length = 0;
-  recording = true;
+  recorder.sent.length = 0;
+  recorder.start();
   const response = await send();
-  recording = false;
+  recorder.stop();
   await response.arrayBuffer();
+  const recorded = recorder.sent.map((s) => s.text.replace(/\s+/g, ' ').trim());
   const commits = recorded.filter((s) => /^commit\b/i.test(s)).length;
   console.log(`\n${name}: HTTP ${response.status}, ${recorded.length} statements, ${commits} commits`);
   for (const s of recorded) console.log(`  - ${s.length > 160 ? `${s.slice(0, 157)}...` : s}`);

@@ -8,6 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SeedSizes, seedScale } from '../bench/seed.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import {
+  recordStatements,
+  type SentStatement,
+  type StatementRecorder,
+} from '../support/statement-recorder.ts';
 
 // Small enough for CI, big enough that a plan walking the whole list (or the whole table) shows up.
 const SIZES: SeedSizes = {
@@ -53,15 +58,8 @@ function* nodes(plan: PlanNode): Generator<PlanNode> {
   for (const child of plan.Plans ?? []) yield* nodes(child);
 }
 
-interface Statement {
-  text: string;
-  values: unknown[];
-}
-
 // The service runs in this process on the same `pg` module: its statements are recorded at the driver.
-const recorded: Statement[] = [];
-let recording = false;
-const originalQuery = pg.Client.prototype.query;
+let recorder: StatementRecorder | undefined;
 
 describe('first pages of big lists', () => {
   let service: TestService;
@@ -76,37 +74,30 @@ describe('first pages of big lists', () => {
     await seedScale(explainer, SIZES, { callerUserId: caller.userId });
     // The planner costs the embedded PostgreSQL runs with and docs/performance.md tells operators to set.
     await explainer.query('set random_page_cost = 1.1');
-    // biome-ignore lint/suspicious/noExplicitAny: the driver's overloads, passed through unchanged
-    pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
-      const [config, values] = args;
-      if (recording && this !== explainer) {
-        const text = typeof config === 'string' ? config : config?.text;
-        if (typeof text === 'string') recorded.push({ text, values: values ?? config?.values ?? [] });
-      }
-      return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof originalQuery;
+    recorder = recordStatements();
   }, 120_000);
 
   afterAll(async () => {
-    pg.Client.prototype.query = originalQuery;
+    recorder?.restore();
     await explainer?.end();
     await service?.close();
   });
 
-  async function statementsOf(path: string): Promise<Statement[]> {
-    recorded.length = 0;
-    recording = true;
+  async function statementsOf(path: string): Promise<SentStatement[]> {
+    const { sent } = recorder!;
+    sent.length = 0;
+    recorder!.start();
     const response = await fetch(`${service.url}${path}`, {
       headers: { authorization: `Bearer ${caller.token}` },
     });
-    recording = false;
+    recorder!.stop();
     const body = (await response.json()) as { items?: unknown[] };
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.items).toHaveLength(PAGE);
-    return recorded.filter((s) => /^\s*select\b/i.test(s.text));
+    return sent.filter((s) => s.client !== explainer && /^\s*select\b/i.test(s.text));
   }
 
-  async function planOf(statement: Statement): Promise<PlanNode> {
+  async function planOf(statement: SentStatement): Promise<PlanNode> {
     const result = await explainer.query(
       `explain (analyze, format json) ${statement.text}`,
       statement.values as unknown[],

@@ -1,12 +1,12 @@
 // The reads of every request go out as prepared statements (src/db/prepared.ts). What that must not change:
 // the answers, with the setting on or off, and a running instance's answers after a migration from a newer
 // version adds columns under it (a prepared `select *` would fail from then on).
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { prepared } from '../../src/db/prepared.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
+import { recordStatements, type StatementRecorder } from '../support/statement-recorder.ts';
 import { useDatabaseClient, useService } from '../support/suite.ts';
 
 describe('prepared()', () => {
@@ -20,21 +20,12 @@ describe('prepared()', () => {
 });
 
 // The service runs in this process on the same `pg` module: what it sends is seen at the driver.
-const sent: { name?: string; text: string }[] = [];
-const originalQuery = pg.Client.prototype.query;
+let recorder: StatementRecorder | undefined;
 beforeAll(() => {
-  // biome-ignore lint/suspicious/noExplicitAny: the driver's overloads, passed through unchanged
-  pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
-    const [config] = args;
-    if (config && typeof config === 'object' && typeof config.text === 'string') {
-      sent.push({ name: config.name, text: config.text });
-    }
-    return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof originalQuery;
+  recorder = recordStatements();
+  recorder.start();
 });
-afterAll(() => {
-  pg.Client.prototype.query = originalQuery;
-});
+afterAll(() => recorder?.restore());
 
 describe.each([
   ['on', {}],
@@ -69,6 +60,7 @@ describe.each([
       return [...first.data!.items, ...next.data!.items].map((project) => project.handle);
     };
 
+    const { sent } = recorder!;
     sent.length = 0;
     expect(await pages()).toEqual(['one', 'two', 'three']);
     const accountStatements = sent.filter((s) => /from accounts a where a\.handle/.test(s.text));
