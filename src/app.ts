@@ -73,6 +73,8 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   const mcp = createMcp(api.pipeline, {
     baseUrl: ctx.config.baseUrl,
     challenge: (scope, error) => bearerChallenge(ctx.config.baseUrl, 'mcp', scope, error),
+    directToolCalls: ctx.config.mcpDirectToolCalls,
+    countToolCall: ctx.metrics.mcpToolCall,
   });
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);

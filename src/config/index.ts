@@ -48,6 +48,11 @@ export interface Config {
    */
   preparedStatements: boolean;
   /**
+   * Answer plain 2026-07-28 tools/call requests without the MCP SDK's per-request server (src/mcp/direct-call.ts);
+   * false sends every MCP request through the SDK.
+   */
+  mcpDirectToolCalls: boolean;
+  /**
    * Prometheus metrics: on their own port (`port`, reachable only by the scraper), and/or at /metrics on
    * the main port behind a bearer `token`. Neither set: no /metrics.
    */
@@ -218,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     policyDir: resolve(v.POLICY_DIR ?? join(import.meta.dirname, '..', '..', 'policies')),
     migrateOnStart: v.MIGRATE_ON_START ?? true,
     preparedStatements: v.DATABASE_PREPARED_STATEMENTS ?? true,
+    mcpDirectToolCalls: v.MCP_DIRECT_TOOL_CALLS ?? true,
     metrics: { port: v.METRICS_PORT, token: v.METRICS_TOKEN },
     otlpEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT,
     providers,

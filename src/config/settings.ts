@@ -113,6 +113,7 @@ export const settingsSchema = z.object({
   VALIDATE_RESPONSES: optional(bool('VALIDATE_RESPONSES')),
   MIGRATE_ON_START: optional(bool('MIGRATE_ON_START')),
   DATABASE_PREPARED_STATEMENTS: optional(bool('DATABASE_PREPARED_STATEMENTS')),
+  MCP_DIRECT_TOOL_CALLS: optional(bool('MCP_DIRECT_TOOL_CALLS')),
   METRICS_PORT: optional(port('METRICS_PORT')),
   METRICS_TOKEN: optional(
     z.string().min(32, { error: 'METRICS_TOKEN must be at least 32 characters (openssl rand -hex 32)' }),

@@ -25,6 +25,8 @@ export interface Metrics {
   tokenOutcome(grantType: unknown, outcome: 'issued' | 'refused', error?: string): void;
   /** A request a rate limiter turned away with 429. */
   rateLimited(limiter: string): void;
+  /** An MCP tools/call, by the way it was served: `direct` (a plain 2026-07-28 call) or through the `sdk`. */
+  mcpToolCall(path: 'direct' | 'sdk'): void;
   /** The exposition, for GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -58,6 +60,12 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     name: 'rate_limit_rejections_total',
     help: 'Requests answered 429 by a rate limiter, by limiter',
     labelNames: ['limiter'] as const,
+    registers: [registry],
+  });
+  const toolCalls = new Counter({
+    name: 'mcp_tool_calls_total',
+    help: 'MCP tools/call requests by how they were served: direct (plain 2026-07-28 calls) or sdk',
+    labelNames: ['path'] as const,
     registers: [registry],
   });
   const pool = (name: string, help: string, pick: (s: PoolStats) => number) =>
@@ -95,6 +103,9 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     },
     rateLimited(limiter) {
       rejections.inc({ limiter });
+    },
+    mcpToolCall(path) {
+      toolCalls.inc({ path });
     },
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() };

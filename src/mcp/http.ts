@@ -1,5 +1,5 @@
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
+import { type AuthInfo, createMcpHandler, ProtocolError } from '@modelcontextprotocol/server';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
@@ -8,7 +8,8 @@ import type { FoundCaller } from '../authz/authenticator.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { refuseDeepJson } from './depth.ts';
-import { type CallContext, createRequestServer, type ToolRegistry } from './server.ts';
+import { errorAnswer, type PlainToolCall, plainToolCall, resultAnswer } from './direct-call.ts';
+import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 
 // The Streamable HTTP door at /mcp, on the v2 SDK's createMcpHandler: one server definition answers the
@@ -25,6 +26,10 @@ export interface McpHttpOptions {
   pipeline: Pipeline;
   /** `WWW-Authenticate` for a 401 or 403 at /mcp, pointing at /.well-known/oauth-protected-resource/mcp. */
   challenge(scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
+  /** Answer plain 2026-07-28 tools/call requests without the SDK's per-request machinery (direct-call.ts). */
+  directToolCalls: boolean;
+  /** Counts a tool call by the way it was served (metrics). */
+  countToolCall?: (path: 'direct' | 'sdk') => void;
 }
 
 const MCP_PATH = '/mcp';
@@ -158,13 +163,38 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     { maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
   );
 
+  // A plain 2026-07-28 tools/call: the same callTool the SDK's server runs, answered as the SDK answers it.
+  const answerDirectly = async (call: PlainToolCall, context: CallContext, res: Response) => {
+    let answer: object;
+    try {
+      answer = resultAnswer(
+        call,
+        await callTool(registry, pipeline, context, call.params),
+        registry.serverInfo,
+      );
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      answer = errorAnswer(call, error);
+    }
+    if (context.refused) return sendProblem(res, refuseBearer(context.bearer));
+    // As the SDK sends it: no charset parameter, no ETag.
+    const body = Buffer.from(JSON.stringify(answer));
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length }).end(body);
+  };
+
   const handle = async (req: Request, res: Response) => {
     const found: FoundCaller = res.locals.found;
     const context: CallContext = {
       found,
       bearer: res.locals.bearer,
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
+      countToolCall: options.countToolCall,
     };
+    const call = options.directToolCalls ? plainToolCall(req.body, req.headers) : undefined;
+    if (call) {
+      options.countToolCall?.('direct');
+      return answerDirectly(call, context, res);
+    }
     const { caller } = found;
     const auth: AuthInfo = {
       token: res.locals.bearer,

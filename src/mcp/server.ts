@@ -20,6 +20,8 @@ export interface CallContext {
   meta: OperationRequest['meta'];
   /** Set when the pipeline refused the credential: the HTTP layer answers 401 instead of the result. */
   refused?: boolean;
+  /** Counts a tool call by the way it was served (metrics). */
+  countToolCall?: (path: 'direct' | 'sdk') => void;
 }
 
 /**
@@ -27,6 +29,37 @@ export interface CallContext {
  * a deployment; it is filtered by the caller's scopes, so it is `private` (never shared between tokens).
  */
 const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
+
+/**
+ * One tools/call, whichever way it came in (the SDK's server below, or src/mcp/direct-call.ts): the
+ * arguments go through the operation pipeline and its answer becomes the tool result. A ProtocolError is
+ * the JSON-RPC error of the call (an unknown tool, arguments the tool refuses).
+ */
+export async function callTool(
+  registry: ToolRegistry,
+  pipeline: Pipeline,
+  context: CallContext,
+  params: { name: string; arguments?: Record<string, unknown> },
+): Promise<CallToolResult> {
+  const { caller } = context.found;
+  const definition = registry.byName.get(params.name);
+  // Out-of-scope calls never get here (the HTTP layer answers them with a 403 challenge).
+  if (!definition || !caller.scopes.has(definition.scope)) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+  }
+  const args = toOperationArguments(definition, params.arguments ?? {});
+  if (args instanceof Problem) throw invalidArguments(definition, args);
+  const response = await pipeline.execute({
+    operationId: definition.spec.operationId,
+    ...args,
+    bearer: context.bearer,
+    found: context.found,
+    door: 'mcp',
+    meta: context.meta,
+  });
+  if (response.status === 401) context.refused = true;
+  return toToolResult(definition, response);
+}
 
 /**
  * One low-level MCP server for one HTTP request (the endpoint is stateless, for both protocol eras): it
@@ -49,24 +82,9 @@ export function createRequestServer(
     tools: registry.all.filter((definition) => caller.scopes.has(definition.scope)).map((d) => d.tool),
   }));
 
-  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
-    const definition = registry.byName.get(request.params.name);
-    // Out-of-scope calls never get here (the HTTP layer answers them with a 403 challenge).
-    if (!definition || !caller.scopes.has(definition.scope)) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    }
-    const args = toOperationArguments(definition, request.params.arguments ?? {});
-    if (args instanceof Problem) throw invalidArguments(definition, args);
-    const response = await pipeline.execute({
-      operationId: definition.spec.operationId,
-      ...args,
-      bearer: context.bearer,
-      found: context.found,
-      door: 'mcp',
-      meta: context.meta,
-    });
-    if (response.status === 401) context.refused = true;
-    return toToolResult(definition, response);
+  server.setRequestHandler('tools/call', (request) => {
+    context.countToolCall?.('sdk');
+    return callTool(registry, pipeline, context, request.params);
   });
   return server;
 }
