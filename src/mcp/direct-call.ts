@@ -8,23 +8,34 @@ import {
   JSONRPC_VERSION,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
-  type ProtocolError,
+  ProtocolError,
   SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
   TRACEPARENT_META_KEY,
   TRACESTATE_META_KEY,
 } from '@modelcontextprotocol/server';
 
-// The hottest MCP request, a 2026-07-28 tools/call, answered without building the SDK's per-request server,
-// transport, web Request and web Response around it: those cost about twice the operation itself (see
-// docs/performance.md). Only the plain case comes here, one that the SDK would hand to our tools/call
-// handler unchanged: the SDK's own classifier accepts the envelope, the standard headers repeat the body
-// exactly, and the params hold nothing the SDK would act on. Everything else (other methods, other
-// revisions, batches, a missing or differing header, task or progress requests) goes through the SDK as
-// before. test/mcp/direct-call.test.ts sends the same requests both ways and requires the same answers, so an
-// SDK upgrade that changes the wire shows up there. MCP_DIRECT_TOOL_CALLS=false turns this path off.
+// The hottest MCP request, a tools/call, answered without building the SDK's per-request server, transport,
+// web Request and web Response around it: those cost about twice the operation itself (see
+// docs/performance.md). Only the plain case comes here, one the SDK would hand to our tools/call handler
+// unchanged, in either era:
+//   - 2026-07-28: the SDK's own classifier accepts the envelope, and the standard headers repeat the body;
+//   - 2025 (the stateless legacy path): no envelope, a revision header the SDK serves, an Accept that takes
+//     both JSON and an event stream (the SDK answers such a call with a one-message stream).
+// In both, the params hold nothing the SDK would act on. Everything else (other methods and revisions,
+// batches, a missing or differing header, progress or task requests) goes through the SDK as before.
+// test/mcp/direct-call.test.ts sends the same requests to an instance with and one without this path and
+// requires the same answers, so an SDK upgrade that changes the wire shows up there first.
+// MCP_DIRECT_TOOL_CALLS=false turns this path off.
 
-/** The revision this path was checked against; a newer one goes through the SDK until it is checked too. */
-const DIRECT_REVISION = '2026-07-28';
+/** The modern revision this path was checked against; a newer one goes through the SDK until checked too. */
+const MODERN_REVISION = '2026-07-28';
+/** The 2025 revisions it was checked against, as long as the SDK still serves them. */
+const LEGACY_REVISIONS = new Set(
+  ['2025-03-26', '2025-06-18', '2025-11-25'].filter((revision) =>
+    SUPPORTED_PROTOCOL_VERSIONS.includes(revision),
+  ),
+);
 
 /** `_meta` keys the SDK only records (envelope, logging level, trace context); any other sends the SDK path. */
 const PLAIN_META_KEYS = new Set([
@@ -36,66 +47,108 @@ const PLAIN_META_KEYS = new Set([
   TRACESTATE_META_KEY,
   BAGGAGE_META_KEY,
 ]);
-const PLAIN_PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
+const MODERN_PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
+const LEGACY_PARAM_KEYS = new Set(['name', 'arguments']);
 
 export interface PlainToolCall {
+  era: 'modern' | 'legacy';
   id: string | number;
   params: { name: string; arguments?: Record<string, unknown> };
 }
 
-/** The call, when the request is a plain 2026-07-28 tools/call; undefined sends it through the SDK. */
+/** The call, when the request is a plain tools/call of either era; undefined sends it through the SDK. */
 export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCall | undefined {
   if (!isPlainObject(body) || body.method !== 'tools/call') return undefined;
   const { id, params } = body;
   if ((typeof id !== 'string' && typeof id !== 'number') || !isPlainObject(params)) return undefined;
-  const { name, arguments: args, _meta: meta } = params;
+  const { name, arguments: args } = params;
   if (typeof name !== 'string' || (args !== undefined && !isPlainObject(args))) return undefined;
-  if (!Object.keys(params).every((key) => PLAIN_PARAM_KEYS.has(key))) return undefined;
-  if (!isPlainObject(meta) || !Object.keys(meta).every((key) => PLAIN_META_KEYS.has(key))) return undefined;
-  if (
-    headers['mcp-protocol-version'] !== DIRECT_REVISION ||
-    headers['mcp-method'] !== 'tools/call' ||
-    headers['mcp-name'] !== name
-  ) {
-    return undefined;
-  }
-  // The SDK's own decision on the envelope (its shape, the claimed revision against the header).
-  const outcome = classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader: DIRECT_REVISION,
-    mcpMethodHeader: 'tools/call',
-    mcpNameHeader: name,
-    body,
-  });
-  if (outcome.kind !== 'modern' || outcome.messageKind !== 'request') return undefined;
-  if (outcome.classification.revision !== DIRECT_REVISION) return undefined;
-  return { id, params: { name, ...(args !== undefined && { arguments: args as Record<string, unknown> }) } };
+  const era = plainEra(body, params, name, headers);
+  if (!era) return undefined;
+  return { era, id, params: { name, ...(args !== undefined && { arguments: args }) } };
 }
 
-/** The JSON-RPC answer the SDK sends at 2026-07-28: the result stamped complete and with the server's identity. */
-export function resultAnswer(
+function plainEra(
+  body: Record<string, unknown>,
+  params: Record<string, unknown>,
+  name: string,
+  headers: IncomingHttpHeaders,
+): PlainToolCall['era'] | undefined {
+  const revision = headers['mcp-protocol-version'];
+  if (revision === MODERN_REVISION) {
+    const meta = params._meta;
+    if (!Object.keys(params).every((key) => MODERN_PARAM_KEYS.has(key))) return undefined;
+    if (!isPlainObject(meta) || !Object.keys(meta).every((key) => PLAIN_META_KEYS.has(key))) return undefined;
+    if (headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) return undefined;
+    const outcome = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: revision,
+      mcpMethodHeader: 'tools/call',
+      mcpNameHeader: name,
+      body,
+    });
+    const modern = outcome.kind === 'modern' && outcome.messageKind === 'request';
+    return modern && outcome.classification.revision === MODERN_REVISION ? 'modern' : undefined;
+  }
+  if (typeof revision === 'string' && LEGACY_REVISIONS.has(revision)) {
+    if (!Object.keys(params).every((key) => LEGACY_PARAM_KEYS.has(key))) return undefined;
+    const accept = headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+    const outcome = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: revision, body });
+    return outcome.kind === 'legacy' && outcome.reason === 'no-claim' ? 'legacy' : undefined;
+  }
+  return undefined;
+}
+
+export interface DirectAnswer {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * The answer the SDK sends for this call, HTTP 200: a result (stamped complete and with the server's
+ * identity at 2026-07-28) or the JSON-RPC error of a refused call; JSON at 2026-07-28, a one-message event
+ * stream on the 2025 path.
+ */
+export function directAnswer(
+  call: PlainToolCall,
+  outcome: CallToolResult | ProtocolError,
+  serverInfo: { name: string; title: string; version: string },
+): DirectAnswer {
+  const message =
+    outcome instanceof ProtocolError
+      ? {
+          jsonrpc: JSONRPC_VERSION,
+          id: call.id,
+          error: {
+            code: outcome.code,
+            message: outcome.message,
+            ...(outcome.data !== undefined && { data: outcome.data }),
+          },
+        }
+      : { result: stamped(call, outcome, serverInfo), jsonrpc: JSONRPC_VERSION, id: call.id };
+  if (call.era === 'modern') {
+    const body = Buffer.from(JSON.stringify(message));
+    return { headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) }, body };
+  }
+  return {
+    headers: {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    },
+    body: Buffer.from(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+  };
+}
+
+function stamped(
   call: PlainToolCall,
   result: CallToolResult,
   serverInfo: { name: string; title: string; version: string },
 ) {
-  return {
-    result: { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } },
-    jsonrpc: JSONRPC_VERSION,
-    id: call.id,
-  };
-}
-
-/** A call the tool refused (unknown tool, arguments that do not fit): a JSON-RPC error, HTTP 200, as the SDK answers it. */
-export function errorAnswer(call: PlainToolCall, error: ProtocolError) {
-  return {
-    jsonrpc: JSONRPC_VERSION,
-    id: call.id,
-    error: {
-      code: error.code,
-      message: error.message,
-      ...(error.data !== undefined && { data: error.data }),
-    },
-  };
+  if (call.era === 'legacy') return result;
+  return { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,10 @@
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { type AuthInfo, createMcpHandler, ProtocolError } from '@modelcontextprotocol/server';
+import {
+  type AuthInfo,
+  type CallToolResult,
+  createMcpHandler,
+  ProtocolError,
+} from '@modelcontextprotocol/server';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
@@ -8,7 +13,7 @@ import type { FoundCaller } from '../authz/authenticator.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { refuseDeepJson } from './depth.ts';
-import { errorAnswer, type PlainToolCall, plainToolCall, resultAnswer } from './direct-call.ts';
+import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 
@@ -163,23 +168,18 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     { maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
   );
 
-  // A plain 2026-07-28 tools/call: the same callTool the SDK's server runs, answered as the SDK answers it.
+  // A plain tools/call (direct-call.ts): the same callTool the SDK's server runs, answered as the SDK answers it.
   const answerDirectly = async (call: PlainToolCall, context: CallContext, res: Response) => {
-    let answer: object;
+    let outcome: CallToolResult | ProtocolError;
     try {
-      answer = resultAnswer(
-        call,
-        await callTool(registry, pipeline, context, call.params),
-        registry.serverInfo,
-      );
+      outcome = await callTool(registry, pipeline, context, call.params);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
-      answer = errorAnswer(call, error);
+      outcome = error;
     }
     if (context.refused) return sendProblem(res, refuseBearer(context.bearer));
-    // As the SDK sends it: no charset parameter, no ETag.
-    const body = Buffer.from(JSON.stringify(answer));
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length }).end(body);
+    const answer = directAnswer(call, outcome, registry.serverInfo);
+    res.writeHead(200, answer.headers).end(answer.body);
   };
 
   const handle = async (req: Request, res: Response) => {

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcOf, modernClient, postModern } from './helpers.ts';
+import { jsonRpcTextOf, mcpClient, modernClient, postModern } from './helpers.ts';
 
-// A plain 2026-07-28 tools/call is answered without the SDK's per-request server (src/mcp/direct-call.ts).
-// Two instances on one database, one with that path and one without it (MCP_DIRECT_TOOL_CALLS=false),
-// get the same requests: every answer must be the same, byte for byte once parsed, with the same status and
-// type. The metrics tell which path answered, so the test also knows that the direct one was taken.
+// A plain tools/call is answered without the SDK's per-request server (src/mcp/direct-call.ts). Two
+// instances on one database, one with that path and one without it (MCP_DIRECT_TOOL_CALLS=false), get the
+// same requests: every answer must be the same (status, the headers that describe the body, the JSON-RPC
+// message). The metrics tell which path answered, so the test also knows that the direct one was taken.
 
 const METRICS_TOKEN = randomBytes(32).toString('hex');
 const direct = useService(() => startTestService({ METRICS_TOKEN }));
@@ -19,6 +19,24 @@ beforeAll(async () => {
     { METRICS_TOKEN, MCP_DIRECT_TOOL_CALLS: 'false' },
     { database: direct.database },
   );
+  const created = await postModern(
+    direct,
+    {
+      method: 'tools/call',
+      params: {
+        name: 'create_project',
+        arguments: {
+          account: 'ada',
+          handle: 'site',
+          name: 'Site',
+          sourceLocale: 'en',
+          targetLocales: ['fr'],
+        },
+      },
+    },
+    auth(),
+  );
+  expect(created.status).toBe(200);
 });
 afterAll(() => viaSdk?.stop());
 
@@ -34,150 +52,155 @@ async function toolCalls(service: TestService): Promise<{ direct: number; sdk: n
   return { direct: count('direct'), sdk: count('sdk') };
 }
 
-type Message = Parameters<typeof postModern>[1];
+type Params = { name: string; arguments?: Record<string, unknown>; [key: string]: unknown };
+type Send = (service: TestService, params: Params, headers: Record<string, string>) => Promise<Response>;
 
-/** The answer of both instances to the same request: status, type and parsed body. */
-async function bothAnswers(message: Message, headers: Record<string, string> = {}) {
-  const answer = async (service: TestService) => {
-    const response = await postModern(service, message, { ...auth(), ...headers });
-    return {
-      status: response.status,
-      type: response.headers.get('content-type'),
-      body: JSON.parse(await response.text()),
-    };
+const modern: Send = (service, params, headers) =>
+  postModern(service, { id: 7, method: 'tools/call', params }, { ...auth(), ...headers });
+
+/** A 2025-era stateless call, as a v1 client sends it after initialize: no envelope, the revision in a header. */
+const legacy =
+  (revision: string): Send =>
+  (service, params, headers) =>
+    fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...auth(),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Protocol-Version': revision,
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'call-7', method: 'tools/call', params }),
+    });
+
+/** What a client reads of an answer: status, the headers that describe the body, the JSON-RPC message. */
+async function readAnswer(response: Response) {
+  const type = response.headers.get('content-type');
+  const text = await response.text();
+  return {
+    status: response.status,
+    type,
+    cacheControl: response.headers.get('cache-control'),
+    message: JSON.parse(jsonRpcTextOf(text, type) || 'null'),
+    // A stream is one `message` event: the same framing both ways.
+    events: type?.includes('text/event-stream')
+      ? text.split('\n').filter((line) => line.startsWith('event:'))
+      : [],
   };
-  return { direct: await answer(direct), sdk: await answer(viaSdk) };
 }
 
-describe('a plain 2026-07-28 tools/call, answered directly and through the SDK', () => {
-  beforeAll(async () => {
-    const created = await postModern(
-      direct,
-      {
-        method: 'tools/call',
-        params: {
-          name: 'create_project',
-          arguments: {
-            account: 'ada',
-            handle: 'site',
-            name: 'Site',
-            sourceLocale: 'en',
-            targetLocales: ['fr'],
-          },
-        },
-      },
-      auth(),
-    );
-    expect(created.status).toBe(200);
-  });
+async function bothAnswers(send: Send, params: Params, headers: Record<string, string> = {}) {
+  return {
+    direct: await readAnswer(await send(direct, params, headers)),
+    sdk: await readAnswer(await send(viaSdk, params, headers)),
+  };
+}
 
-  const sameAnswers: [string, Message, Record<string, string>?][] = [
-    ['a list', { method: 'tools/call', params: { name: 'list_projects', arguments: { account: 'ada' } } }],
-    ['a call without arguments', { method: 'tools/call', params: { name: 'list_accounts' } }],
-    [
-      'a string id',
-      {
-        id: 'call-7' as unknown as number,
-        method: 'tools/call',
-        params: { name: 'list_accounts', arguments: {} },
-      },
-    ],
-    [
-      'a tool error (no such project)',
-      {
-        method: 'tools/call',
-        params: { name: 'get_project', arguments: { account: 'ada', project: 'nope' } },
-      },
-    ],
-    [
-      'arguments the pipeline refuses (-32602 with pointers)',
-      {
-        method: 'tools/call',
-        params: {
-          name: 'create_project',
-          arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },
-        },
-      },
-    ],
-    [
-      'an argument the tool does not have',
-      {
-        method: 'tools/call',
-        params: { name: 'list_projects', arguments: { account: 'ada', colour: 'blue' } },
-      },
-    ],
-    ['an unknown tool', { method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }],
-    [
-      'an account the caller cannot see',
-      { method: 'tools/call', params: { name: 'list_projects', arguments: { account: 'somebody-else' } } },
-    ],
-  ];
-
-  it.each(sameAnswers)(
-    '%s: the same answer both ways, the direct one without the SDK',
-    async (_, message) => {
-      const before = await toolCalls(direct);
-      const { direct: fast, sdk } = await bothAnswers(message);
-      expect(fast).toEqual(sdk);
-      expect(fast.type).toMatch(/^application\/json/);
-      // Taken directly on the first instance, through the SDK on the second.
-      expect((await toolCalls(direct)).direct).toBe(before.direct + 1);
-      expect((await toolCalls(viaSdk)).sdk).toBeGreaterThan(0);
+const plainCalls: [string, Params][] = [
+  ['a list', { name: 'list_projects', arguments: { account: 'ada' } }],
+  ['a call without arguments', { name: 'list_accounts' }],
+  ['a tool error (no such project)', { name: 'get_project', arguments: { account: 'ada', project: 'nope' } }],
+  [
+    'arguments the pipeline refuses (-32602 with pointers)',
+    {
+      name: 'create_project',
+      arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },
     },
-  );
+  ],
+  [
+    'an argument the tool does not have',
+    { name: 'list_projects', arguments: { account: 'ada', colour: 'blue' } },
+  ],
+  ['an unknown tool', { name: 'no_such_tool', arguments: {} }],
+  ['an account the caller cannot see', { name: 'list_projects', arguments: { account: 'somebody-else' } }],
+];
+
+const eras: [string, Send][] = [
+  ['2026-07-28', modern],
+  ['2025-11-25', legacy('2025-11-25')],
+  ['2025-06-18', legacy('2025-06-18')],
+  ['2025-03-26', legacy('2025-03-26')],
+];
+
+describe.each(eras)('a plain tools/call at %s, answered directly and through the SDK', (_, send) => {
+  it.each(plainCalls)('%s: the same answer both ways, the direct one without the SDK', async (_, params) => {
+    const before = await toolCalls(direct);
+    const beforeSdk = await toolCalls(viaSdk);
+    const answers = await bothAnswers(send, params);
+    expect(answers.direct).toEqual(answers.sdk);
+    expect(answers.direct.message).toHaveProperty('id');
+    // Taken directly on the first instance, through the SDK on the second.
+    expect(await toolCalls(direct)).toEqual({ ...before, direct: before.direct + 1 });
+    expect((await toolCalls(viaSdk)).sdk).toBe(beforeSdk.sdk + 1);
+  });
 
   it('a write: the same result both ways, but for what makes each project its own', async () => {
-    const call = (handle: string): Message => ({
-      method: 'tools/call',
-      params: {
-        name: 'create_project',
-        arguments: { account: 'ada', handle, name: 'Docs', sourceLocale: 'en', targetLocales: ['de'] },
-      },
+    const call = (handle: string): Params => ({
+      name: 'create_project',
+      arguments: { account: 'ada', handle, name: 'Docs', sourceLocale: 'en', targetLocales: ['de'] },
     });
-    const fast = await postModern(direct, call('docs-a'), auth());
-    const sdk = await postModern(viaSdk, call('docs-b'), auth());
-    expect(fast.status).toBe(sdk.status);
-    const own = (body: Awaited<ReturnType<typeof jsonRpcOf>>) => {
-      const project = body.result.structuredContent;
-      const text = JSON.parse(body.result.content[0].text);
-      for (const copy of [project, text])
+    const suffix = randomBytes(4).toString('hex');
+    const fast = await readAnswer(await send(direct, call(`a-${suffix}`), {}));
+    const sdk = await readAnswer(await send(viaSdk, call(`b-${suffix}`), {}));
+    const own = (answer: typeof fast) => {
+      const { structuredContent, content } = answer.message.result;
+      const text = JSON.parse(content[0].text);
+      for (const copy of [structuredContent, text])
         for (const key of ['id', 'handle', 'createdAt', 'updatedAt']) delete copy[key];
-      return { ...body, result: { ...body.result, structuredContent: project, content: [text] } };
+      return {
+        ...answer,
+        message: { ...answer.message, result: { ...answer.message.result, content: [text] } },
+      };
     };
-    const fastBody = await jsonRpcOf(fast);
-    expect(fastBody.result).toMatchObject({ resultType: 'complete', structuredContent: { name: 'Docs' } });
-    expect(own(fastBody)).toEqual(own(await jsonRpcOf(sdk)));
+    expect(fast.message.result.structuredContent).toMatchObject({ name: 'Docs', handle: `a-${suffix}` });
+    expect(own(fast)).toEqual(own(sdk));
   });
+});
 
-  it('leaves to the SDK what is not plain: a differing header, unknown _meta, another revision', async () => {
+describe('what is not plain goes through the SDK, with the SDK answer', () => {
+  const list = { name: 'list_projects', arguments: { account: 'ada' } };
+  const cases: [string, Send, Params, Record<string, string>][] = [
+    ['2026-07-28, an Mcp-Name that differs', modern, list, { 'Mcp-Name': 'list_accounts' }],
+    ['2026-07-28, a progress token', modern, { ...list, _meta: { progressToken: 7 } }, {}],
+    ['2026-07-28, a task', modern, { ...list, task: { ttl: 1000 } }, {}],
+    [
+      'a revision the SDK does not serve',
+      modern,
+      { ...list, _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      { 'Mcp-Protocol-Version': '2099-01-01' },
+    ],
+    ['2025, an Accept without event streams', legacy('2025-06-18'), list, { Accept: 'application/json' }],
+    ['2025, a revision header the SDK does not serve', legacy('2024-01-01'), list, {}],
+    ['2025, a progress token', legacy('2025-06-18'), { ...list, _meta: { progressToken: 7 } }, {}],
+  ];
+
+  it.each(cases)('%s', async (_, send, params, headers) => {
     const before = await toolCalls(direct);
-    const list = { name: 'list_projects', arguments: { account: 'ada' } };
-    const cases: [Message, Record<string, string>][] = [
-      [{ method: 'tools/call', params: list }, { 'Mcp-Name': 'list_accounts' }],
-      [{ method: 'tools/call', params: { ...list, _meta: { progressToken: 7 } } }, {}],
-      [{ method: 'tools/call', params: { ...list, task: { ttl: 1000 } } }, {}],
-      [
-        {
-          method: 'tools/call',
-          params: { ...list, _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
-        },
-        { 'Mcp-Protocol-Version': '2099-01-01' },
-      ],
-    ];
-    for (const [message, headers] of cases) {
-      const { direct: fast, sdk } = await bothAnswers(message, headers);
-      expect(fast).toEqual(sdk);
-    }
-    const after = await toolCalls(direct);
-    expect(after.direct).toBe(before.direct);
+    const answers = await bothAnswers(send, params, headers);
+    expect(answers.direct).toEqual(answers.sdk);
+    expect((await toolCalls(direct)).direct).toBe(before.direct);
   });
+});
 
-  it('serves the v2 SDK client pinned to 2026-07-28 on the direct path', async () => {
+describe('the SDK clients take the direct path', () => {
+  it('the v2 client pinned to 2026-07-28', async () => {
     const client = await modernClient(direct, ada.token);
     try {
       const before = await toolCalls(direct);
       const result = await client.callTool({ name: 'list_projects', arguments: { account: 'ada' } });
-      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.structuredContent)).toContain('"site"');
+      expect((await toolCalls(direct)).direct).toBe(before.direct + 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each(['2025-06-18', '2025-11-25'])('the v1 client at %s', async (revision) => {
+    const client = await mcpClient(direct, ada.token, revision);
+    try {
+      const before = await toolCalls(direct);
+      const result = await client.callTool({ name: 'list_projects', arguments: { account: 'ada' } });
       expect(JSON.stringify(result.structuredContent)).toContain('"site"');
       expect((await toolCalls(direct)).direct).toBe(before.direct + 1);
     } finally {
