@@ -114,7 +114,17 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
     : (response.body as Record<string, unknown>);
   const json = JSON.stringify(structured);
   const text = Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES ? json : summary(definition, structured, json);
+  structuredJson.set(structured, json);
   return { structuredContent: structured, content: [{ type: 'text', text }] };
+}
+
+/** The JSON text of each structuredContent toToolResult made, so that an answer need not serialise it again. */
+const structuredJson = new WeakMap<object, string>();
+
+/** A result's structuredContent as JSON text: the text toToolResult made, when it made this one. */
+export function structuredJsonOf(result: CallToolResult): string | undefined {
+  const structured = result.structuredContent;
+  return typeof structured === 'object' && structured !== null ? structuredJson.get(structured) : undefined;
 }
 
 /** What a large result holds, in a line: its lists and their lengths, and the cursor of the next page. */

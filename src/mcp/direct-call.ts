@@ -14,6 +14,7 @@ import {
   TRACEPARENT_META_KEY,
   TRACESTATE_META_KEY,
 } from '@modelcontextprotocol/server';
+import { structuredJsonOf } from './call.ts';
 
 // The hottest MCP request, a tools/call, answered without building the SDK's per-request server, transport,
 // web Request and web Response around it: those cost about twice the operation itself (see
@@ -115,20 +116,10 @@ export function directAnswer(
   outcome: CallToolResult | ProtocolError,
   serverInfo: { name: string; title: string; version: string },
 ): DirectAnswer {
-  const message =
-    outcome instanceof ProtocolError
-      ? {
-          jsonrpc: JSONRPC_VERSION,
-          id: call.id,
-          error: {
-            code: outcome.code,
-            message: outcome.message,
-            ...(outcome.data !== undefined && { data: outcome.data }),
-          },
-        }
-      : { result: stamped(call, outcome, serverInfo), jsonrpc: JSONRPC_VERSION, id: call.id };
+  const text =
+    outcome instanceof ProtocolError ? errorJson(call, outcome) : resultJson(call, outcome, serverInfo);
   if (call.era === 'modern') {
-    const body = Buffer.from(JSON.stringify(message));
+    const body = Buffer.from(text);
     return { headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) }, body };
   }
   return {
@@ -138,8 +129,36 @@ export function directAnswer(
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     },
-    body: Buffer.from(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+    body: Buffer.from(`event: message\ndata: ${text}\n\n`),
   };
+}
+
+function errorJson(call: PlainToolCall, error: ProtocolError): string {
+  const { code, message, data } = error;
+  return JSON.stringify({
+    jsonrpc: JSONRPC_VERSION,
+    id: call.id,
+    error: { code, message, ...(data !== undefined && { data }) },
+  });
+}
+
+/** The result message; the structured content's JSON is spliced in as toToolResult made it (a list page: 5 kB). */
+function resultJson(
+  call: PlainToolCall,
+  result: CallToolResult,
+  serverInfo: { name: string; title: string; version: string },
+): string {
+  const structured = structuredJsonOf(result);
+  if (structured === undefined) {
+    return JSON.stringify({
+      result: stamped(call, result, serverInfo),
+      jsonrpc: JSONRPC_VERSION,
+      id: call.id,
+    });
+  }
+  const { structuredContent: _, ...rest } = stamped(call, result, serverInfo);
+  const head = JSON.stringify({ ...rest, structuredContent: null }).slice(0, -'null}'.length);
+  return `{"result":${head}${structured}},"jsonrpc":"${JSONRPC_VERSION}","id":${JSON.stringify(call.id)}}`;
 }
 
 function stamped(
