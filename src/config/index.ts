@@ -48,8 +48,8 @@ export interface Config {
    */
   preparedStatements: boolean;
   /**
-   * Answer plain 2026-07-28 tools/call requests without the MCP SDK's per-request server (src/mcp/direct-call.ts);
-   * false sends every MCP request through the SDK.
+   * Answer plain tools/call requests (2026-07-28 and the 2025 stateless path) without the MCP SDK's
+   * per-request server (src/mcp/direct-call.ts); false sends every MCP request through the SDK.
    */
   mcpDirectToolCalls: boolean;
   /**

@@ -25,7 +25,7 @@ export interface Metrics {
   tokenOutcome(grantType: unknown, outcome: 'issued' | 'refused', error?: string): void;
   /** A request a rate limiter turned away with 429. */
   rateLimited(limiter: string): void;
-  /** An MCP tools/call, by the way it was served: `direct` (a plain 2026-07-28 call) or through the `sdk`. */
+  /** An MCP tools/call, by the way it was served: `direct` (a plain call, src/mcp/direct-call.ts) or the `sdk`. */
   mcpToolCall(path: 'direct' | 'sdk'): void;
   /** The exposition, for GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -64,7 +64,7 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
   });
   const toolCalls = new Counter({
     name: 'mcp_tool_calls_total',
-    help: 'MCP tools/call requests by how they were served: direct (plain 2026-07-28 calls) or sdk',
+    help: 'MCP tools/call requests by how they were served: direct (plain calls) or sdk',
     labelNames: ['path'] as const,
     registers: [registry],
   });

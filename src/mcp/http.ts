@@ -31,7 +31,7 @@ export interface McpHttpOptions {
   pipeline: Pipeline;
   /** `WWW-Authenticate` for a 401 or 403 at /mcp, pointing at /.well-known/oauth-protected-resource/mcp. */
   challenge(scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
-  /** Answer plain 2026-07-28 tools/call requests without the SDK's per-request machinery (direct-call.ts). */
+  /** Answer plain tools/call requests without the SDK's per-request machinery (direct-call.ts). */
   directToolCalls: boolean;
   /** Counts a tool call by the way it was served (metrics). */
   countToolCall?: (path: 'direct' | 'sdk') => void;
