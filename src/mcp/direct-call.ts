@@ -64,6 +64,9 @@ export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): Plai
   if ((typeof id !== 'string' && typeof id !== 'number') || !isPlainObject(params)) return undefined;
   const { name, arguments: args } = params;
   if (typeof name !== 'string' || (args !== undefined && !isPlainObject(args))) return undefined;
+  // The SDK's zod parsing drops an argument named `__proto__` where callTool would refuse it; the SDK's
+  // answer is the one that counts, so such a call goes there.
+  if (args !== undefined && Object.hasOwn(args, '__proto__')) return undefined;
   const era = plainEra(body, params, name, headers);
   if (!era) return undefined;
   return { era, id, params: { name, ...(args !== undefined && { arguments: args }) } };

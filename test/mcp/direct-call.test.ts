@@ -53,15 +53,20 @@ async function toolCalls(service: TestService): Promise<{ direct: number; sdk: n
 }
 
 type Params = { name: string; arguments?: Record<string, unknown>; [key: string]: unknown };
-type Send = (service: TestService, params: Params, headers: Record<string, string>) => Promise<Response>;
+type Send = (
+  service: TestService,
+  params: Params,
+  headers: Record<string, string>,
+  id?: unknown,
+) => Promise<Response>;
 
-const modern: Send = (service, params, headers) =>
-  postModern(service, { id: 7, method: 'tools/call', params }, { ...auth(), ...headers });
+const modern: Send = (service, params, headers, id = 7) =>
+  postModern(service, { id: id as number, method: 'tools/call', params }, { ...auth(), ...headers });
 
 /** A 2025-era stateless call, as a v1 client sends it after initialize: no envelope, the revision in a header. */
 const legacy =
   (revision: string): Send =>
-  (service, params, headers) =>
+  (service, params, headers, id = 'call-7') =>
     fetch(`${service.url}/mcp`, {
       method: 'POST',
       headers: {
@@ -71,7 +76,7 @@ const legacy =
         'Mcp-Protocol-Version': revision,
         ...headers,
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'call-7', method: 'tools/call', params }),
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
     });
 
 /** What a client reads of an answer: status, the headers that describe the body, the JSON-RPC message. */
@@ -90,10 +95,10 @@ async function readAnswer(response: Response) {
   };
 }
 
-async function bothAnswers(send: Send, params: Params, headers: Record<string, string> = {}) {
+async function bothAnswers(send: Send, params: Params, headers: Record<string, string> = {}, id?: unknown) {
   return {
-    direct: await readAnswer(await send(direct, params, headers)),
-    sdk: await readAnswer(await send(viaSdk, params, headers)),
+    direct: await readAnswer(await send(direct, params, headers, id)),
+    sdk: await readAnswer(await send(viaSdk, params, headers, id)),
   };
 }
 
@@ -160,7 +165,8 @@ describe.each(eras)('a plain tools/call at %s, answered directly and through the
 
 describe('what is not plain goes through the SDK, with the SDK answer', () => {
   const list = { name: 'list_projects', arguments: { account: 'ada' } };
-  const cases: [string, Send, Params, Record<string, string>][] = [
+  const withProto = { name: 'list_projects', arguments: JSON.parse('{"account":"ada","__proto__":{"x":1}}') };
+  const cases: [string, Send, Params, Record<string, string>, unknown?][] = [
     ['2026-07-28, an Mcp-Name that differs', modern, list, { 'Mcp-Name': 'list_accounts' }],
     ['2026-07-28, a progress token', modern, { ...list, _meta: { progressToken: 7 } }, {}],
     ['2026-07-28, a task', modern, { ...list, task: { ttl: 1000 } }, {}],
@@ -173,11 +179,15 @@ describe('what is not plain goes through the SDK, with the SDK answer', () => {
     ['2025, an Accept without event streams', legacy('2025-06-18'), list, { Accept: 'application/json' }],
     ['2025, a revision header the SDK does not serve', legacy('2024-01-01'), list, {}],
     ['2025, a progress token', legacy('2025-06-18'), { ...list, _meta: { progressToken: 7 } }, {}],
+    ['2026-07-28, an id that is not an integer', modern, list, {}, 1.5],
+    ['2026-07-28, an argument named __proto__ (zod drops it)', modern, withProto, {}],
+    ['2025, an argument named __proto__ (zod drops it)', legacy('2025-06-18'), withProto, {}],
+    ['2025, an id that is not an integer', legacy('2025-06-18'), list, {}, 1.5],
   ];
 
-  it.each(cases)('%s', async (_, send, params, headers) => {
+  it.each(cases)('%s', async (_, send, params, headers, id) => {
     const before = await toolCalls(direct);
-    const answers = await bothAnswers(send, params, headers);
+    const answers = await bothAnswers(send, params, headers, id);
     expect(answers.direct).toEqual(answers.sdk);
     expect((await toolCalls(direct)).direct).toBe(before.direct);
   });
