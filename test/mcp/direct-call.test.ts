@@ -181,6 +181,13 @@ describe('what is not plain goes through the SDK, with the SDK answer', () => {
     ['2025, a progress token', legacy('2025-06-18'), { ...list, _meta: { progressToken: 7 } }, {}],
     ['2026-07-28, an id that is not an integer', modern, list, {}, 1.5],
     ['2026-07-28, an argument named __proto__ (zod drops it)', modern, withProto, {}],
+    [
+      '2026-07-28, arguments that are not an object',
+      modern,
+      { name: 'list_projects', arguments: ['ada'] } as never,
+      {},
+    ],
+    ['2025, a name that is not a string', legacy('2025-06-18'), { name: 7 } as never, {}],
     ['2025, an argument named __proto__ (zod drops it)', legacy('2025-06-18'), withProto, {}],
     ['2025, an id that is not an integer', legacy('2025-06-18'), list, {}, 1.5],
   ];
