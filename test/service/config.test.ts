@@ -71,6 +71,22 @@ describe('configuration', () => {
     expect(config.migrateOnStart).toBe(false);
   });
 
+  it('reads the performance switches (prepared statements, direct MCP tool calls), on by default', () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir() });
+    expect(defaults.preparedStatements).toBe(true);
+    expect(defaults.mcpDirectToolCalls).toBe(true);
+    const off = loadConfig({
+      DATA_DIR: dataDir(),
+      DATABASE_PREPARED_STATEMENTS: 'false',
+      MCP_DIRECT_TOOL_CALLS: 'false',
+    });
+    expect(off.preparedStatements).toBe(false);
+    expect(off.mcpDirectToolCalls).toBe(false);
+    expect(problemsOf({ MCP_DIRECT_TOOL_CALLS: 'fast' })).toEqual([
+      expect.stringMatching(/^MCP_DIRECT_TOOL_CALLS must be true or false/),
+    ]);
+  });
+
   it('takes several signing keys for rotation, each with its own kid', () => {
     const [key] = JSON.parse(sharedSecretsEnv.SIGNING_JWKS).keys;
     const jwks = (...kids: (string | undefined)[]) =>
