@@ -47,7 +47,10 @@ const scale =
 const work = mkdtempSync(join(tmpdir(), 'l10n-bench-'));
 const children: Child[] = [];
 
-async function startService(db: BenchDatabase): Promise<{ child: Child; url: string }> {
+async function startService(
+  db: BenchDatabase,
+  env: Record<string, string> = {},
+): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(work, 'data-'));
   const cpuProf = process.env.BENCH_CPU_PROF;
@@ -66,6 +69,7 @@ async function startService(db: BenchDatabase): Promise<{ child: Child; url: str
       // With 32 connections the failed-authentication limiter refuses good requests too (it counts every
       // request in flight until it succeeds; see docs/performance.md), so the benchmark raises it.
       RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
+      ...env,
     },
     /listening on/,
     [
@@ -108,8 +112,9 @@ const results: Comparison[] = [];
 const only = process.env.BENCH_ONLY?.toLowerCase()
   .split(',')
   .map((word) => word.trim());
+const wanted = (title: string) => !only || only.some((word) => title.toLowerCase().includes(word));
 async function measure(...args: Parameters<typeof compare>): Promise<void> {
-  if (only && !only.some((word) => args[0].toLowerCase().includes(word))) return;
+  if (!wanted(args[0])) return;
   results.push(await compare(...args));
 }
 const notes: string[] = [];
@@ -196,6 +201,22 @@ try {
     { name: 'MCP 2026-07-28 tools/call list_projects', target: modern },
     { aim: 0.9 },
   );
+  // What answering plain calls directly (src/mcp/direct-call.ts) is worth: the same call on an instance that
+  // sends every MCP request through the SDK.
+  const viaSdkTitle = 'MCP 2026-07-28 tools/call through the SDK vs directly';
+  if (wanted(viaSdkTitle)) {
+    const viaSdk = await startService(db, { MCP_DIRECT_TOOL_CALLS: 'false' });
+    await measure(
+      viaSdkTitle,
+      { name: 'MCP 2026-07-28 tools/call, direct', target: modern },
+      {
+        name: 'MCP 2026-07-28 tools/call, through the SDK',
+        target: await check(mcpListProjects(viaSdk.url, auth, '2026-07-28')),
+      },
+      {},
+    );
+    await viaSdk.child.stop();
+  }
 
   for (const [account, entries, rpsAim] of [
     ['bench', 200, 1000],
