@@ -47,8 +47,11 @@ async function mcpStatus(
   bearer: string,
   account: string,
   revision: 'legacy' | 'modern',
+  via: 'direct' | 'sdk' = 'direct',
 ) {
-  const call = { method: 'tools/call', params: { name: 'list_projects', arguments: { account } } };
+  // A progress token is something the direct path leaves to the SDK (src/mcp/direct-call.ts).
+  const meta = via === 'sdk' ? { _meta: { progressToken: 1 } } : {};
+  const call = { method: 'tools/call', params: { name: 'list_projects', arguments: { account }, ...meta } };
   const headers = { authorization: `Bearer ${bearer}` };
   const response =
     revision === 'modern'
@@ -139,14 +142,19 @@ describe('the verified-caller cache', () => {
 
   it('answers a tool call with a revoked token by the 401 challenge when MCP is the first door to see it', async () => {
     // The pipeline confirms a cached caller of a tool call; the HTTP layer must still answer 401 (not a tool
-    // result), for a streamed 2025-era answer and for a 2026-07-28 JSON one alike.
-    for (const revision of ['legacy', 'modern'] as const) {
-      const user = await newUser(`mcp${revision}`);
-      for (const service of [a, b])
-        expect(await mcpStatus(service, user.token, user.handle, revision)).toBe(200);
-      await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
-      for (const service of [a, b]) {
-        expect(await mcpStatus(service, user.token, user.handle, revision), revision).toBe(401);
+    // result), for a streamed 2025-era answer and for a 2026-07-28 JSON one alike, whether the call is
+    // answered directly or through the SDK.
+    for (const via of ['direct', 'sdk'] as const) {
+      for (const revision of ['legacy', 'modern'] as const) {
+        const user = await newUser(`mcp${revision}${via}`);
+        for (const service of [a, b])
+          expect(await mcpStatus(service, user.token, user.handle, revision, via)).toBe(200);
+        await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+        for (const service of [a, b]) {
+          expect(await mcpStatus(service, user.token, user.handle, revision, via), `${revision} ${via}`).toBe(
+            401,
+          );
+        }
       }
     }
   });
