@@ -9,4 +9,5 @@
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache();
-await import('./main.ts');
+const { runService } = await import('./main.ts');
+await runService();
