@@ -65,7 +65,7 @@ const modern: Send = (service, params, headers, id = 7) =>
 
 /** A 2025-era stateless call, as a v1 client sends it after initialize: no envelope, the revision in a header. */
 const legacy =
-  (revision: string): Send =>
+  (revision: string, message: Record<string, unknown> = {}): Send =>
   (service, params, headers, id = 'call-7') =>
     fetch(`${service.url}/mcp`, {
       method: 'POST',
@@ -76,7 +76,7 @@ const legacy =
         'Mcp-Protocol-Version': revision,
         ...headers,
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params, ...message }),
     });
 
 /** What a client reads of an answer: status, the headers that describe the body, the JSON-RPC message. */
@@ -190,6 +190,10 @@ describe('what is not plain goes through the SDK, with the SDK answer', () => {
     ['2025, a name that is not a string', legacy('2025-06-18'), { name: 7 } as never, {}],
     ['2025, an argument named __proto__ (zod drops it)', legacy('2025-06-18'), withProto, {}],
     ['2025, an id that is not an integer', legacy('2025-06-18'), list, {}, 1.5],
+    ['2025, an id beyond the safe integers', legacy('2025-06-18'), list, {}, 2 ** 60],
+    ['2025, no id (a notification)', legacy('2025-06-18', { id: undefined }), list, {}],
+    ['2025, another JSON-RPC version', legacy('2025-06-18', { jsonrpc: '1.0' }), list, {}],
+    ['2025, a member JSON-RPC does not define', legacy('2025-06-18', { extra: true }), list, {}],
   ];
 
   it.each(cases)('%s', async (_, send, params, headers, id) => {
