@@ -21,9 +21,10 @@ import { structuredJsonOf } from './call.ts';
 // docs/performance.md). Only the plain case comes here, one the SDK would hand to our tools/call handler
 // unchanged, in either era:
 //   - 2026-07-28: the SDK's own classifier accepts the envelope, and the standard headers repeat the body;
-//   - 2025 (the stateless legacy path): no envelope, a revision header the SDK serves, an Accept that takes
-//     both JSON and an event stream (the SDK answers such a call with a one-message stream).
-// In both, the params hold nothing the SDK would act on. Everything else (other methods and revisions,
+//   - 2025 (the stateless legacy path): no envelope (so nothing for the classifier to decide), a revision
+//     header the SDK serves, an Accept that takes both JSON and an event stream (the SDK answers such a call
+//     with a one-message stream).
+// In both, a JSON-RPC 2.0 request and nothing more, whose params hold nothing the SDK would act on. Everything else (other methods and revisions,
 // batches, a missing or differing header, progress or task requests) goes through the SDK as before.
 // test/mcp/direct-call.test.ts sends the same requests to an instance with and one without this path and
 // requires the same answers, so an SDK upgrade that changes the wire shows up there first.
