@@ -141,8 +141,8 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
       return ajv;
     },
   });
-  // Authentication is the pipeline's first step, for REST and MCP alike; openapi-backend only routes.
-  api.registerSecurityHandler('bearerAuth', () => true);
+  // Authentication is the pipeline's first step, for REST and MCP alike; openapi-backend only routes (its
+  // router, in rest-router.ts) and holds the validators.
   await api.init();
   const policy = await loadPolicy(service.config.policyDir);
   const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.orm.em.fork(), token);

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { Context, OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIBackend, Operation, ParsedRequest } from 'openapi-backend';
 import type { ServiceContext } from '../context.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
@@ -8,9 +8,12 @@ import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
 
 /**
- * The REST door: openapi-backend routes the request to an operationId (404 / 405 from the same document),
- * the pipeline does the rest. Request validation happens inside the pipeline, after authentication, so
- * that REST and MCP validate identically and an anonymous caller learns nothing from a 400.
+ * The REST door: openapi-backend's router matches the request to an operation of openapi.yaml (404 / 405
+ * from the same document) and parses its parameters; the pipeline does the rest. Request validation happens
+ * inside the pipeline, after authentication, so that REST and MCP validate identically and an anonymous
+ * caller learns nothing from a 400. openapi-backend's own handleRequest is not used: it parses each request
+ * twice and runs a security step that could only say yes here (authentication is the pipeline's), about
+ * 8% of a read (docs/performance.md).
  */
 export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, pipeline: Pipeline): Router {
   const router = express.Router();
@@ -44,46 +47,53 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
     res.send(JSON.stringify(result.body));
   };
 
-  const operationHandler = async (c: Context, req: Request, res: Response) => {
+  const operationHandler = async (
+    operation: Operation,
+    parsed: ParsedRequest,
+    req: Request,
+    res: Response,
+  ) => {
     const bearer = bearerToken(req.headers.authorization);
-    labelOperation(res, c.operation.operationId!);
+    const operationId = operation.operationId!;
+    labelOperation(res, operationId);
     const result = await pipeline.execute({
-      operationId: c.operation.operationId!,
-      params: (c.request.params ?? {}) as Record<string, string>,
-      query: c.request.query ?? {},
+      operationId,
+      params: (parsed.params ?? {}) as Record<string, string>,
+      query: parsed.query ?? {},
       body: req.body,
       headers: { 'if-match': req.headers['if-match'], 'if-none-match': req.headers['if-none-match'] },
       bearer,
       door: 'rest',
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
     });
-    send(res, c.operation.operationId, result);
+    send(res, operationId, result);
   };
 
-  api.register({
-    notFound: (_c: Context, _req: Request, res: Response) =>
-      sendProblem(res, problems.notFound('No such endpoint.')),
-    methodNotAllowed: (_c: Context, req: Request, res: Response) => {
-      const allowed = allowedMethods(api, req.baseUrl + req.path);
-      sendProblem(res, problems.methodNotAllowed(allowed));
-    },
-  });
-  for (const operationId of pipeline.catalogue.operations.keys()) api.register(operationId, operationHandler);
-
   router.use((req, res, next) => {
-    api
-      .handleRequest(
-        {
-          method: req.method,
-          path: req.baseUrl + req.path,
-          query: req.query as Record<string, string | string[]>,
-          headers: req.headers as Record<string, string | string[]>,
-          body: req.body,
-        },
-        req,
-        res,
-      )
-      .catch(next);
+    const request = {
+      method: req.method,
+      path: req.baseUrl + req.path,
+      query: req.query as Record<string, string | string[]>,
+      headers: req.headers as Record<string, string | string[]>,
+      body: req.body,
+    };
+    let operation: Operation;
+    try {
+      operation = api.router.matchOperation(request, true);
+    } catch (error) {
+      // As openapi-backend answers a request no operation matches: 405 when the path has other methods.
+      if (error instanceof Error && error.message.startsWith('405')) {
+        return sendProblem(res, problems.methodNotAllowed(allowedMethods(api, request.path)));
+      }
+      return sendProblem(res, problems.notFound('No such endpoint.'));
+    }
+    let parsed: ParsedRequest;
+    try {
+      parsed = api.router.parseRequest(request, operation);
+    } catch (error) {
+      return next(error);
+    }
+    operationHandler(operation, parsed, req, res).catch(next);
   });
 
   // Bodies the JSON parser refuses (malformed, too large, bad charset or encoding) and paths that are not
