@@ -7,6 +7,7 @@
 //   BENCH_SCALE=ci|full: also grow a second database (npm run bench:seed's generator) and compare on it;
 //   BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops;
 //   BENCH_WRITE_DOC=0: print only.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,12 @@ const scale =
   process.env.BENCH_SCALE === 'full' ? FULL_SCALE : process.env.BENCH_SCALE === 'ci' ? CI_SCALE : undefined;
 
 const work = mkdtempSync(join(tmpdir(), 'l10n-bench-'));
+// The compile cache as an install leaves it (npm's postinstall runs the same script): in a checkout edited
+// since `npm ci`, the edited modules would otherwise be stripped at the service's start, and the RSS after
+// start would include Node's TypeScript stripper, which no installed service carries.
+execFileSync(process.execPath, [join(import.meta.dirname, '..', '..', 'src', 'compile-cache.mjs')], {
+  stdio: 'inherit',
+});
 const children: Child[] = [];
 
 async function startService(
