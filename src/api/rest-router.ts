@@ -21,8 +21,8 @@ export function createRestRouter(service: ServiceContext, api: OpenAPIBackend, p
     express.json({ limit: MAX_REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
   );
 
-  const send = (res: Response, operationId: string | undefined, result: OperationResponse) => {
-    if (operationId && service.config.validateResponses && result.status < 400 && result.body !== undefined) {
+  const send = (res: Response, operationId: string, result: OperationResponse) => {
+    if (service.config.validateResponses && result.status < 400 && result.body !== undefined) {
       const check = api.validateResponse(result.body, operationId, result.status);
       if (check.errors?.length) {
         service.logger.error({ operationId, errors: check.errors }, 'response does not match openapi.yaml');

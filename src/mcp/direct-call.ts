@@ -15,6 +15,7 @@ import {
   TRACESTATE_META_KEY,
 } from '@modelcontextprotocol/server';
 import { structuredJsonOf } from './call.ts';
+import type { ToolRegistry } from './server.ts';
 
 // The hottest MCP request, a tools/call, answered without building the SDK's per-request server, transport,
 // web Request and web Response around it: those cost about twice the operation itself (see
@@ -123,7 +124,7 @@ export interface DirectAnswer {
 export function directAnswer(
   call: PlainToolCall,
   outcome: CallToolResult | ProtocolError,
-  serverInfo: { name: string; title: string; version: string },
+  serverInfo: ToolRegistry['serverInfo'],
 ): DirectAnswer {
   const text =
     outcome instanceof ProtocolError ? errorJson(call, outcome) : resultJson(call, outcome, serverInfo);
@@ -155,7 +156,7 @@ function errorJson(call: PlainToolCall, error: ProtocolError): string {
 function resultJson(
   call: PlainToolCall,
   result: CallToolResult,
-  serverInfo: { name: string; title: string; version: string },
+  serverInfo: ToolRegistry['serverInfo'],
 ): string {
   const structured = structuredJsonOf(result);
   if (structured === undefined) {
@@ -170,11 +171,7 @@ function resultJson(
   return `{"result":${head}${structured}},"jsonrpc":"${JSONRPC_VERSION}","id":${JSON.stringify(call.id)}}`;
 }
 
-function stamped(
-  call: PlainToolCall,
-  result: CallToolResult,
-  serverInfo: { name: string; title: string; version: string },
-) {
+function stamped(call: PlainToolCall, result: CallToolResult, serverInfo: ToolRegistry['serverInfo']) {
   if (call.era === 'legacy') return result;
   return { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
 }
