@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcTextOf, mcpClient, modernClient, postModern } from './helpers.ts';
+import { jsonRpcTextOf, mcpClient, modernClient, postMcp, postModern } from './helpers.ts';
 
 // A plain tools/call is answered without the SDK's per-request server (src/mcp/direct-call.ts). Two
 // instances on one database, one with that path and one without it (MCP_DIRECT_TOOL_CALLS=false), get the
@@ -67,17 +67,11 @@ const modern: Send = (service, params, headers, id = 7) =>
 const legacy =
   (revision: string, message: Record<string, unknown> = {}): Send =>
   (service, params, headers, id = 'call-7') =>
-    fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        ...auth(),
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Protocol-Version': revision,
-        ...headers,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params, ...message }),
-    });
+    postMcp(
+      service,
+      { jsonrpc: '2.0', id, method: 'tools/call', params, ...message },
+      { ...auth(), 'Mcp-Protocol-Version': revision, ...headers },
+    );
 
 /** What a client reads of an answer: status, the headers that describe the body, the JSON-RPC message. */
 async function readAnswer(response: Response) {
