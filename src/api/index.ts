@@ -6,7 +6,6 @@ import {
   type OpenAPIRouter,
   OpenAPIValidator,
   type Operation,
-  type Request,
   type ValidationContext,
 } from 'openapi-backend';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
@@ -38,6 +37,9 @@ export interface ApiOptions {
  * checked by the SDK generator in codegen.
  */
 class OpenApi31Backend extends OpenAPIBackend {
+  /** Set by init(). */
+  matchRoute: RouteMatcher = () => undefined;
+
   override validateDefinition() {
     return this.document;
   }
@@ -63,7 +65,7 @@ class OpenApi31Backend extends OpenAPIBackend {
     this.validator.preCompileRequestValidators();
     const operations = this.router.getOperations();
     this.router.getOperations = () => operations;
-    this.router.matchOperation = precompiledMatcher(this.router, operations);
+    this.matchRoute = precompiledRoutes(this.router, operations);
     return this;
   }
 }
@@ -91,35 +93,59 @@ class SharedAjvValidator extends OpenAPIValidator {
   }
 }
 
+/** An operation of openapi.yaml a request matched, with its path parameters (percent-decoded). */
+export interface MatchedRoute {
+  operation: Operation;
+  params: Record<string, string>;
+}
+
 /**
- * openapi-backend's matchOperation turns every path template of the document into a RegExp on every request
- * (about 40 per request, a tenth of the REST door's CPU). The same matching with the patterns built once:
- * the exact path first, then the templates by specificity (the most literal characters first), the first
- * one with the request's method. A request no route takes (404, 405) goes to the original, for its errors.
+ * The REST door's router: the same matching as openapi-backend's matchOperation (the exact path first,
+ * then the templates by specificity, the most literal characters first, the first one with the request's
+ * method), with each template's pattern built once. openapi-backend turns every path template of the
+ * document into a RegExp on every match (about 40 per request), and its parseRequest compiles the matched
+ * template again to read the path parameters, clones the headers and the query with lodash and parses
+ * cookies the pipeline never reads; here the pattern that matched also captures the parameters. Undefined
+ * when no operation takes the request (the caller asks openapi-backend's router for its 404 / 405).
  */
-function precompiledMatcher(router: OpenAPIRouter, operations: Operation[]): OpenAPIRouter['matchOperation'] {
-  const original = router.matchOperation.bind(router);
+export type RouteMatcher = (method: string, path: string) => MatchedRoute | undefined;
+
+function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]): RouteMatcher {
   const escapeLiteral = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const routes = operations
     .map((operation) => ({
       operation,
+      names: [...operation.path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]!),
       pattern: new RegExp(
         `^${operation.path
           .split(/\{[^}]+\}/)
           .map(escapeLiteral)
-          .join('[^/]+')}$`,
+          .join('([^/]+)')}$`,
       ),
       specificity: operation.path.replace(/\{.*?\}/g, '').length,
     }))
     .sort((a, b) => b.specificity - a.specificity);
-  return ((req: Request, strict?: boolean) => {
-    const { method, path } = router.normalizeRequest(req);
-    const relative = router.normalizePath(path);
-    const route =
-      routes.find((r) => r.operation.path === relative && r.operation.method === method) ??
-      routes.find((r) => r.operation.method === method && r.pattern.test(relative));
-    return route?.operation ?? original(req, strict as boolean);
-  }) as OpenAPIRouter['matchOperation'];
+  return (method, path) => {
+    const normalized = router.normalizeRequest({ method, path, headers: {} });
+    const relative = router.normalizePath(normalized.path);
+    const exact = routes.find(
+      (r) => r.operation.path === relative && r.operation.method === normalized.method,
+    );
+    if (exact) return { operation: exact.operation, params: {} };
+    for (const route of routes) {
+      if (route.operation.method !== normalized.method) continue;
+      const found = route.pattern.exec(relative);
+      if (!found) continue;
+      const params: Record<string, string> = {};
+      // decodeURIComponent throws a URIError on broken percent-encoding, as openapi-backend's parser does;
+      // the door answers it as a client error.
+      route.names.forEach((name, i) => {
+        params[name] = decodeURIComponent(found[i + 1]!);
+      });
+      return { operation: route.operation, params };
+    }
+    return undefined;
+  };
 }
 
 /** Builds the operation pipeline from openapi.yaml and policies/, and the REST door in front of it. */
@@ -162,6 +188,6 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   });
   return {
     pipeline,
-    restRouter: createRestRouter(service, api, pipeline),
+    restRouter: createRestRouter(service, api, api.matchRoute, pipeline),
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountToken } from '../db/entities/index.ts';
@@ -39,7 +39,7 @@ function encodeChecksum(value: number): string {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+  return hash('sha256', token, 'buffer');
 }
 
 /** A new token; the caller stores only `hash` and `visiblePrefix`, and shows `token` once. */

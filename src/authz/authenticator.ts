@@ -10,7 +10,7 @@
 // common case the check costs nothing extra. A different epoch means: forget the cache and verify again.
 // This holds across any number of instances with no message to deliver or miss, and a revocation is in
 // force everywhere from the moment it commits.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BearerVerifier, Caller, Door } from './caller.ts';
 
@@ -70,7 +70,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   };
 
   // The map is keyed by a hash, so no bearer secret sits in the heap longer than its request.
-  const keyOf = (bearer: string) => createHash('sha256').update(bearer).digest('base64');
+  const keyOf = (bearer: string) => hash('sha256', bearer, 'base64');
 
   /** Runs the verifiers; caches the result under the epoch read before them (never a newer one). */
   async function verify(bearer: string): Promise<Caller | null> {

@@ -1,6 +1,6 @@
 // oidc-provider's storage contract (clients, sessions, interactions, codes, grants, tokens) on one
 // PostgreSQL table, `oidc_models`, so every instance sees the same state and a restart loses nothing.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 import Provider, { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
@@ -100,7 +100,7 @@ const SECRET_ID_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationC
 
 /** The key a row is stored under: the id itself, or its SHA-256 for models whose id is a bearer secret. */
 export function storageKey(model: string, id: string): string {
-  return SECRET_ID_MODELS.has(model) ? createHash('sha256').update(id).digest('base64url') : id;
+  return SECRET_ID_MODELS.has(model) ? hash('sha256', id, 'base64url') : id;
 }
 
 /** Fields we keep on a row for ourselves, never handed to oidc-provider (see refresh-grace.ts). */

@@ -20,8 +20,10 @@ export async function startChild(
   env: Record<string, string>,
   readyPattern: RegExp,
   nodeArgs: string[] = [],
+  /** The checkout the script is in: this one unless a comparison starts another (`npm run bench:cpu`). */
+  checkout = root,
 ): Promise<Child> {
-  const child = spawn(process.execPath, [...nodeArgs, join(root, script)], {
+  const child = spawn(process.execPath, [...nodeArgs, join(checkout, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -21,6 +21,7 @@ import {
   databases,
   mcpListProjects,
   prepareDatabase,
+  refreshChain,
   refreshTokenSource,
 } from './setup.ts';
 import type { Target } from './wrk.ts';
@@ -263,25 +264,6 @@ try {
   children.push(bareOidc);
   const mintUrl = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint`;
   const ours = await refreshTokenSource(service.url, 'r');
-  const refreshTarget = (url: string, clientId: string, tokens: string[]): Target => ({
-    url,
-    script: `
-local initial = { ${tokens.map((t) => `"${t}"`).join(', ')} }
-local tokens = {}
-init = function(args)
-  for _, t in ipairs(initial) do table.insert(tokens, t) end
-end
-request = function()
-  local t = table.remove(tokens, 1) or "exhausted"
-  return wrk.format("POST", nil, { ["content-type"] = "application/x-www-form-urlencoded" },
-    "grant_type=refresh_token&client_id=${encodeURIComponent(clientId)}&refresh_token=" .. t)
-end
-response = function(status, headers, body)
-  local t = body:match('"refresh_token":"([^"]+)"')
-  if t then table.insert(tokens, t) end
-end
-`,
-  });
   await measure(
     'Refresh grant vs bare oidc-provider',
     {
@@ -291,12 +273,12 @@ end
           clientId: string;
           tokens: string[];
         };
-        return refreshTarget(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
+        return refreshChain(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
       },
     },
     {
       name: 'POST /oauth/token refresh_token',
-      target: async () => refreshTarget(`${service.url}/oauth/token`, ours.clientId, await ours.mint(chains)),
+      target: async () => refreshChain(`${service.url}/oauth/token`, ours.clientId, await ours.mint(chains)),
     },
     { aim: 0.6 },
   );

@@ -166,3 +166,30 @@ export function mcpListProjects(
     }),
   } satisfies Target;
 }
+
+/**
+ * The refresh grant as wrk sends it: each connection follows its own chain of rotated refresh tokens (a
+ * token works once), starting from `tokens` (one per connection, plus one for the request() call wrk makes
+ * before the connections start, which takes a token that is never sent).
+ */
+export function refreshChain(url: string, clientId: string, tokens: string[]): Target {
+  return {
+    url,
+    script: `
+local initial = { ${tokens.map((t) => `"${t}"`).join(', ')} }
+local tokens = {}
+init = function(args)
+  for _, t in ipairs(initial) do table.insert(tokens, t) end
+end
+request = function()
+  local t = table.remove(tokens, 1) or "exhausted"
+  return wrk.format("POST", nil, { ["content-type"] = "application/x-www-form-urlencoded" },
+    "grant_type=refresh_token&client_id=${encodeURIComponent(clientId)}&refresh_token=" .. t)
+end
+response = function(status, headers, body)
+  local t = body:match('"refresh_token":"([^"]+)"')
+  if t then table.insert(tokens, t) end
+end
+`,
+  };
+}

@@ -1,0 +1,176 @@
+// `npm run bench:cpu`: not a test. CPU time per request (user and system, read from /proc) of the service and
+// of the bare same-statements server, under the same wrk load. Throughput on a shared 2-core machine moves
+// with whatever else runs; the CPU a request costs the process serving it moves far less, so this is the
+// measure for deciding whether a change to the hot path pays.
+//
+//   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:cpu
+//   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
+//     compare with, its node_modules linked) on the same database, and alternate the two in every round;
+//   CPU_ONLY=rest,mcp,refresh,bare: which requests; CPU_ROUNDS (5), CPU_SECONDS (5): round shape;
+//   CPU_CONNECTIONS (10).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../support/ports.ts';
+import { type Child, startChild } from './processes.ts';
+import {
+  admin,
+  databases,
+  mcpListProjects,
+  prepareDatabase,
+  refreshChain,
+  refreshTokenSource,
+} from './setup.ts';
+import { type Target, wrk } from './wrk.ts';
+
+const serverUrl = process.env.DATABASE_URL;
+if (!serverUrl) {
+  console.error('Set DATABASE_URL to a PostgreSQL server (any database on it); the bench creates its own.');
+  process.exit(2);
+}
+const rounds = Number(process.env.CPU_ROUNDS ?? 5);
+const seconds = Number(process.env.CPU_SECONDS ?? 5);
+const connections = Number(process.env.CPU_CONNECTIONS ?? 10);
+const only = process.env.CPU_ONLY?.split(',').map((word) => word.trim());
+
+const work = mkdtempSync(join(tmpdir(), 'l10n-cpu-'));
+const children: Child[] = [];
+
+/** User and system CPU of a process so far, in clock ticks (1/100 s on Linux). */
+function cpuTicks(pid: number): [number, number] {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return [Number(fields[11]), Number(fields[12])];
+}
+
+interface Subject {
+  name: string;
+  pid: number;
+  target: () => Promise<Target>;
+}
+
+const samples = new Map<string, { rps: number[]; user: number[]; sys: number[] }>();
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+try {
+  const db = await prepareDatabase(serverUrl, 'cpu');
+  const startService = async (root: string | undefined, label: string) => {
+    const port = await freePort();
+    const child = await startChild(
+      'src/main.mjs',
+      {
+        NODE_ENV: 'development',
+        PORT: String(port),
+        BASE_URL: `http://127.0.0.1:${port}`,
+        DATABASE_URL: db.url,
+        DATA_DIR: mkdtempSync(join(work, 'data-')),
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
+        RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
+      },
+      /listening on/,
+      [],
+      root,
+    );
+    children.push(child);
+    return { label, url: `http://127.0.0.1:${port}`, pid: child.process.pid! };
+  };
+  const services = [await startService(undefined, 'this checkout')];
+  if (process.env.CPU_BASE) services.unshift(await startService(process.env.CPU_BASE, 'CPU_BASE'));
+
+  // The statements the pipeline sends for a warm list request, prepared (as in `npm run bench`).
+  const bare = await startChild(
+    'test/bench/bare-server.ts',
+    {
+      DATABASE_URL: db.url,
+      BARE_STATEMENTS: JSON.stringify([
+        {
+          name: 'account',
+          text: `select a.*,
+               (select m.role from memberships m join organizations o on o.id = m.organization_id
+                 where o.account_id = a.id and m.user_id = $1) as caller_membership_role,
+               (select value::text from credential_epoch) as credential_epoch
+             from accounts a where a.handle = $2`,
+          values: [db.userId, 'bench'],
+        },
+        {
+          name: 'list',
+          text: `select id, handle, name, description, source_locale, target_locales,
+             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+             to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
+           from projects where account_id = $1 order by id limit 21`,
+          values: [db.accountId],
+        },
+      ]),
+    },
+    /^BARE_LISTENING \d+/,
+  );
+  children.push(bare);
+
+  const auth = { authorization: `Bearer ${db.token}` };
+  const subjects: Subject[] = [
+    {
+      name: 'bare node:http + pg, same 2 prepared statements',
+      pid: bare.process.pid!,
+      target: async () => ({ url: `http://127.0.0.1:${bare.ready.split(' ')[1]}/` }),
+    },
+  ];
+  for (const service of services) {
+    const suffix = services.length > 1 ? ` (${service.label})` : '';
+    const refresh = await refreshTokenSource(service.url, `cpu${service.pid}`);
+    subjects.push(
+      {
+        name: `rest list projects${suffix}`,
+        pid: service.pid,
+        target: async () => ({ url: `${service.url}/api/v1/accounts/bench/projects`, headers: auth }),
+      },
+      {
+        name: `mcp 2026-07-28 tools/call list_projects${suffix}`,
+        pid: service.pid,
+        target: async () => mcpListProjects(service.url, auth, '2026-07-28'),
+      },
+      {
+        name: `refresh grant${suffix}`,
+        pid: service.pid,
+        target: async () =>
+          refreshChain(`${service.url}/oauth/token`, refresh.clientId, await refresh.mint(11)),
+      },
+    );
+  }
+  const chosen = subjects.filter((s) => !only || only.some((word) => s.name.includes(word)));
+
+  for (let round = 0; round < rounds; round++) {
+    for (const subject of chosen) {
+      const target = await subject.target();
+      await wrk(target, { seconds: 1, connections });
+      const measured = await subject.target();
+      const [user0, sys0] = cpuTicks(subject.pid);
+      const result = await wrk(measured, { seconds, connections });
+      const [user1, sys1] = cpuTicks(subject.pid);
+      if (result.non2xx || result.socketErrors)
+        throw new Error(
+          `${subject.name}: ${result.non2xx} non-2xx answers, ${result.socketErrors} socket errors`,
+        );
+      const entry = samples.get(subject.name) ?? { rps: [], user: [], sys: [] };
+      entry.rps.push(result.requestsPerSecond);
+      entry.user.push(((user1 - user0) * 1e4) / result.requests);
+      entry.sys.push(((sys1 - sys0) * 1e4) / result.requests);
+      samples.set(subject.name, entry);
+    }
+  }
+} finally {
+  for (const child of children.reverse()) await child.stop();
+  for (const name of databases)
+    await admin(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+}
+
+console.log(
+  `CPU per request, medians of ${rounds} alternating rounds of ${seconds} s at ${connections} connections (µs):\n`,
+);
+console.log('| Request | req/s | user | system | user, each round |');
+console.log('| --- | --- | --- | --- | --- |');
+for (const [name, s] of samples) {
+  console.log(
+    `| ${name} | ${median(s.rps).toFixed(0)} | ${median(s.user).toFixed(0)} | ${median(s.sys).toFixed(0)} | ${s.user.map((u) => u.toFixed(0)).join(', ')} |`,
+  );
+}
