@@ -173,6 +173,13 @@ describe('what is not plain goes through the SDK, with the SDK answer', () => {
     ['2025, an Accept without event streams', legacy('2025-06-18'), list, { Accept: 'application/json' }],
     ['2025, a revision header the SDK does not serve', legacy('2024-01-01'), list, {}],
     ['2025, a progress token', legacy('2025-06-18'), { ...list, _meta: { progressToken: 7 } }, {}],
+    // The classifier's verdict on an envelope is remembered (direct-call.ts): a refused one stays refused.
+    ...[1, 2].map((n): [string, Send, Params, Record<string, string>] => [
+      `2026-07-28, client info that is not an object (${n === 1 ? 'first' : 'second'} time)`,
+      modern,
+      { ...list, _meta: { 'io.modelcontextprotocol/clientInfo': 'raw-test' } },
+      {},
+    ]),
     ['2026-07-28, an id that is not an integer', modern, list, {}, 1.5],
     ['2026-07-28, an argument named __proto__ (zod drops it)', modern, withProto, {}],
     [
