@@ -40,8 +40,9 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
     res.json({ status: 'ok' });
   });
 
-  // Mount order matters: API and MCP routers first, web pages next, and the OAuth authorization server
-  // last, with no body parser in front of it (oidc-provider reads its own bodies). It is built first so
+  // Mount order matters: API and MCP routers first, then the OAuth endpoints clients post to (token,
+  // revocation, introspection), web pages next, and the rest of the OAuth authorization server last, with
+  // no body parser in front of any of it (oidc-provider reads its own bodies). It is built first so
   // both doors get its access-token verifier and the limiter of failed bearer authentications.
   const oauth = createOAuthServer(ctx);
   // Ready = PostgreSQL answers. Redis (when configured) is reported but does not make the instance
@@ -78,6 +79,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   });
   app.use('/mcp', oauth.failedAuthLimiter);
   app.use(mcp.router);
+  oauth.mountTokenEndpoints(app);
   app.use(homeRoutes(ctx.config.baseUrl));
   app.use(
     webRoutes({

@@ -6,8 +6,9 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:cpu
 //   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
 //     compare with, its node_modules linked) on the same database, and alternate the two in every round;
-//   CPU_ONLY=rest,mcp,refresh,bare: which requests; CPU_ROUNDS (5), CPU_SECONDS (5): round shape;
-//   CPU_CONNECTIONS (10).
+//   CPU_ONLY=rest,mcp,refresh,bare: which requests (words of their names); CPU_ROUNDS (5), CPU_SECONDS (5): round shape;
+//   CPU_CONNECTIONS (10); CPU_PROF=<dir>: every process measured writes a V8 CPU profile there when it stops
+//     (node test/bench/profile-summary.ts <file> sums one by package).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,7 @@ if (!serverUrl) {
 const rounds = Number(process.env.CPU_ROUNDS ?? 5);
 const seconds = Number(process.env.CPU_SECONDS ?? 5);
 const connections = Number(process.env.CPU_CONNECTIONS ?? 10);
+const profile = process.env.CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
 const only = process.env.CPU_ONLY?.split(',').map((word) => word.trim());
 
 const work = mkdtempSync(join(tmpdir(), 'l10n-cpu-'));
@@ -64,11 +66,13 @@ try {
         DATABASE_URL: db.url,
         DATA_DIR: mkdtempSync(join(work, 'data-')),
         LOG_LEVEL: 'warn',
+        DEV_LOGIN: 'true', // the refresh tokens are minted through the development sign-in
         RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
+        RATE_LIMIT_REGISTER_PER_MINUTE: '1000',
         RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
       },
       /listening on/,
-      [],
+      profile,
       root,
     );
     children.push(child);
@@ -103,8 +107,18 @@ try {
       ]),
     },
     /^BARE_LISTENING \d+/,
+    profile,
   );
   children.push(bare);
+
+  const bareOidcPort = await freePort();
+  const bareOidc = await startChild(
+    'test/bench/bare-oidc.ts',
+    { BARE_OIDC_PORT: String(bareOidcPort) },
+    /^BARE_OIDC_LISTENING \d+/,
+    profile,
+  );
+  children.push(bareOidc);
 
   const auth = { authorization: `Bearer ${db.token}` };
   const subjects: Subject[] = [
@@ -112,6 +126,15 @@ try {
       name: 'bare node:http + pg, same 2 prepared statements',
       pid: bare.process.pid!,
       target: async () => ({ url: `http://127.0.0.1:${bare.ready.split(' ')[1]}/` }),
+    },
+    {
+      name: 'bare oidc-provider 9, memory adapter, refresh grant',
+      pid: bareOidc.process.pid!,
+      target: async () => {
+        const mint = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint?n=11`;
+        const minted = (await (await fetch(mint)).json()) as { clientId: string; tokens: string[] };
+        return refreshChain(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
+      },
     },
   ];
   for (const service of services) {
