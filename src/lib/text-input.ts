@@ -29,30 +29,45 @@ function textProblem(text: string): string | undefined {
     : `contains the control character ${hex}; only tab, line feed and carriage return are allowed`;
 }
 
+/** Where a value sits: its key under its parent. The pointer is spelled out only for a refused string. */
+interface Place {
+  parent: Place | undefined;
+  key: string;
+}
+
 /**
  * Every string in `value` (object keys included, since they are stored as well) that textProblem refuses,
- * with a JSON pointer under `pointer`. Iterative, so a deeply nested body cannot overflow the stack.
+ * with a JSON pointer under `pointer`. Iterative, so a deeply nested body cannot overflow the stack; a
+ * pointer is built only for what is refused (a 5,000-entry glossary has tens of thousands of strings).
  */
 export function findTextIssues(value: unknown, pointer: string): TextIssue[] {
   const issues: TextIssue[] = [];
-  const pending: [unknown, string][] = [[value, pointer]];
+  const pending: [unknown, Place | undefined][] = [[value, undefined]];
   while (pending.length > 0) {
-    const [node, at] = pending.pop()!;
+    const [node, place] = pending.pop()!;
     if (typeof node === 'string') {
       const message = textProblem(node);
-      if (message) issues.push({ pointer: at, message });
+      if (message) issues.push({ pointer: pointerOf(pointer, place), message });
     } else if (Array.isArray(node)) {
-      for (let index = node.length - 1; index >= 0; index--) pending.push([node[index], `${at}/${index}`]);
+      for (let index = node.length - 1; index >= 0; index--)
+        pending.push([node[index], { parent: place, key: String(index) }]);
     } else if (node !== null && typeof node === 'object') {
-      for (const [key, item] of Object.entries(node).reverse()) {
-        const child = `${at}/${escapePointer(key)}`;
-        const message = textProblem(key);
-        if (message) issues.push({ pointer: child, message: `its name ${message}` });
-        pending.push([item, child]);
+      const keys = Object.keys(node);
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const child: Place = { parent: place, key: keys[index]! };
+        const message = textProblem(child.key);
+        if (message) issues.push({ pointer: pointerOf(pointer, child), message: `its name ${message}` });
+        pending.push([(node as Record<string, unknown>)[child.key], child]);
       }
     }
   }
   return issues;
+}
+
+function pointerOf(prefix: string, place: Place | undefined): string {
+  const keys: string[] = [];
+  for (let at = place; at; at = at.parent) keys.push(`/${escapePointer(at.key)}`);
+  return prefix + keys.reverse().join('');
 }
 
 // RFC 6901. A key with a refused character is still named; the pointer is for the client to find it.
