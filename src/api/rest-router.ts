@@ -3,10 +3,10 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../context.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
-import type { MatchedRoute, RouteMatcher } from './index.ts';
 import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
+import type { MatchedRoute, RouteMatcher } from './routes.ts';
 
 /**
  * The REST door: `matchRoute` matches the request to an operation of openapi.yaml and reads its path

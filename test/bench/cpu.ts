@@ -12,23 +12,20 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../support/ports.ts';
-import { type Child, startChild } from './processes.ts';
+import { type Child, listeningUrl, startBare, startBareOidc, startService } from './processes.ts';
 import {
   admin,
+  benchServerUrl,
   databases,
   mcpListProjects,
+  pipelineStatements,
   prepareDatabase,
   refreshChain,
   refreshTokenSource,
 } from './setup.ts';
 import { type Target, wrk } from './wrk.ts';
 
-const serverUrl = process.env.DATABASE_URL;
-if (!serverUrl) {
-  console.error('Set DATABASE_URL to a PostgreSQL server (any database on it); the bench creates its own.');
-  process.exit(2);
-}
+const serverUrl = benchServerUrl();
 const rounds = Number(process.env.CPU_ROUNDS ?? 5);
 const seconds = Number(process.env.CPU_SECONDS ?? 5);
 const connections = Number(process.env.CPU_CONNECTIONS ?? 10);
@@ -55,85 +52,38 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 try {
   const db = await prepareDatabase(serverUrl, 'cpu');
-  const startService = async (root: string | undefined, label: string) => {
-    const port = await freePort();
-    const child = await startChild(
-      'src/main.mjs',
-      {
-        NODE_ENV: 'development',
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
-        DATABASE_URL: db.url,
-        DATA_DIR: mkdtempSync(join(work, 'data-')),
-        LOG_LEVEL: 'warn',
-        DEV_LOGIN: 'true', // the refresh tokens are minted through the development sign-in
-        RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
-        RATE_LIMIT_REGISTER_PER_MINUTE: '1000',
-        RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
-      },
-      /listening on/,
-      profile,
-      root,
-    );
+  const start = async (checkout: string | undefined, label: string) => {
+    const { child, url } = await startService({
+      databaseUrl: db.url,
+      dataDir: mkdtempSync(join(work, 'data-')),
+      nodeArgs: profile,
+      checkout,
+    });
     children.push(child);
-    return { label, url: `http://127.0.0.1:${port}`, pid: child.process.pid! };
+    return { label, url, pid: child.process.pid! };
   };
-  const services = [await startService(undefined, 'this checkout')];
-  if (process.env.CPU_BASE) services.unshift(await startService(process.env.CPU_BASE, 'CPU_BASE'));
+  const services = [await start(undefined, 'this checkout')];
+  if (process.env.CPU_BASE) services.unshift(await start(process.env.CPU_BASE, 'CPU_BASE'));
 
-  // The statements the pipeline sends for a warm list request, prepared (as in `npm run bench`).
-  const bare = await startChild(
-    'test/bench/bare-server.ts',
-    {
-      DATABASE_URL: db.url,
-      BARE_STATEMENTS: JSON.stringify([
-        {
-          name: 'account',
-          text: `select a.*,
-               (select m.role from memberships m join organizations o on o.id = m.organization_id
-                 where o.account_id = a.id and m.user_id = $1) as caller_membership_role,
-               (select value::text from credential_epoch) as credential_epoch
-             from accounts a where a.handle = $2`,
-          values: [db.userId, 'bench'],
-        },
-        {
-          name: 'list',
-          text: `select id, handle, name, description, source_locale, target_locales,
-             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-             to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
-           from projects where account_id = $1 order by id limit 21`,
-          values: [db.accountId],
-        },
-      ]),
-    },
-    /^BARE_LISTENING \d+/,
-    profile,
-  );
+  const bare = await startBare(db.url, pipelineStatements(db), profile);
   children.push(bare);
 
-  const bareOidcPort = await freePort();
-  const bareOidc = await startChild(
-    'test/bench/bare-oidc.ts',
-    { BARE_OIDC_PORT: String(bareOidcPort) },
-    /^BARE_OIDC_LISTENING \d+/,
-    profile,
-  );
-  children.push(bareOidc);
+  const bareOidc = await startBareOidc(profile);
+  children.push(bareOidc.child);
 
   const auth = { authorization: `Bearer ${db.token}` };
   const subjects: Subject[] = [
     {
       name: 'bare node:http + pg, same 2 prepared statements',
       pid: bare.process.pid!,
-      target: async () => ({ url: `http://127.0.0.1:${bare.ready.split(' ')[1]}/` }),
+      target: async () => ({ url: listeningUrl(bare) }),
     },
     {
       name: 'bare oidc-provider 9, memory adapter, refresh grant',
-      pid: bareOidc.process.pid!,
+      pid: bareOidc.child.process.pid!,
       target: async () => {
-        const mint = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint?n=11`;
-        const minted = (await (await fetch(mint)).json()) as { clientId: string; tokens: string[] };
-        return refreshChain(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
+        const minted = await bareOidc.mint(11);
+        return refreshChain(bareOidc.tokenUrl, minted.clientId, minted.tokens);
       },
     },
   ];

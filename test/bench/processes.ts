@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '../support/ports.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -15,7 +16,7 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-export async function startChild(
+async function startChild(
   script: string,
   env: Record<string, string>,
   readyPattern: RegExp,
@@ -55,6 +56,81 @@ export async function startChild(
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       });
+    },
+  };
+}
+
+/**
+ * The service as the benchmarks start it: `npm start`'s entry, in development mode (no demo data, no
+ * response validation) on the benchmark's database, with the development sign-in (refresh tokens are minted
+ * through it) and the rate limits raised so that the load measures the operation, not the limiter.
+ */
+export async function startService(options: {
+  databaseUrl: string;
+  dataDir: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  checkout?: string;
+}): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = await startChild(
+    'src/main.mjs',
+    {
+      NODE_ENV: 'development',
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: options.databaseUrl,
+      DATA_DIR: options.dataDir,
+      LOG_LEVEL: 'warn',
+      DEV_LOGIN: 'true',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
+      RATE_LIMIT_REGISTER_PER_MINUTE: '1000',
+      // With 32 connections the failed-authentication limiter refuses good requests too (it counts every
+      // request in flight until it succeeds; see docs/performance.md), so the benchmark raises it.
+      RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
+      ...options.env,
+    },
+    /listening on/,
+    options.nodeArgs,
+    options.checkout,
+  );
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/** A bare node:http + pg server (bare-server.ts) running `statements` per request; its URL is `ready`'s port. */
+export function startBare(
+  databaseUrl: string,
+  statements: { name?: string; text: string; values: unknown[] }[],
+  nodeArgs?: string[],
+): Promise<Child> {
+  return startChild(
+    'test/bench/bare-server.ts',
+    { DATABASE_URL: databaseUrl, BARE_STATEMENTS: JSON.stringify(statements) },
+    /^BARE_LISTENING \d+/,
+    nodeArgs,
+  );
+}
+
+/** The URL a child that printed `<WORD>_LISTENING <port>` listens on. */
+export const listeningUrl = (child: Child) => `http://127.0.0.1:${child.ready.split(' ')[1]}/`;
+
+/**
+ * Bare oidc-provider with its memory adapter (bare-oidc.ts): `refreshChain(tokenUrl, …)` refreshes there,
+ * starting from tokens `mint(n)` hands out (its second port, not measured).
+ */
+export async function startBareOidc(nodeArgs?: string[]) {
+  const port = await freePort();
+  const child = await startChild(
+    'test/bench/bare-oidc.ts',
+    { BARE_OIDC_PORT: String(port) },
+    /^BARE_OIDC_LISTENING \d+/,
+    nodeArgs,
+  );
+  return {
+    child,
+    tokenUrl: `http://127.0.0.1:${port}/oauth/token`,
+    async mint(n: number): Promise<{ clientId: string; tokens: string[] }> {
+      return (await fetch(`${listeningUrl(child)}mint?n=${n}`)).json() as never;
     },
   };
 }

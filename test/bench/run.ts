@@ -11,26 +11,24 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../support/ports.ts';
 import { type Comparison, compare, type Side, settings } from './compare.ts';
-import { type Child, startChild } from './processes.ts';
+import { type Child, listeningUrl, startBare, startBareOidc, startService } from './processes.ts';
 import { FULL_SCALE, type SeedSizes } from './seed.ts';
 import {
   admin,
   type BenchDatabase,
+  benchServerUrl,
   databases,
+  listStatement,
   mcpListProjects,
+  pipelineStatements,
   prepareDatabase,
   refreshChain,
   refreshTokenSource,
 } from './setup.ts';
 import type { Target } from './wrk.ts';
 
-const serverUrl = process.env.DATABASE_URL;
-if (!serverUrl) {
-  console.error('Set DATABASE_URL to a PostgreSQL server (any database on it); the bench creates its own.');
-  process.exit(2);
-}
+const serverUrl = benchServerUrl();
 
 const CI_SCALE: SeedSizes = {
   users: 20_000,
@@ -55,52 +53,26 @@ execFileSync(process.execPath, [join(import.meta.dirname, '..', '..', 'src', 'co
 });
 const children: Child[] = [];
 
-async function startService(
-  db: BenchDatabase,
-  env: Record<string, string> = {},
-): Promise<{ child: Child; url: string }> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(work, 'data-'));
+async function startBenchService(db: BenchDatabase, env: Record<string, string> = {}) {
   const cpuProf = process.env.BENCH_CPU_PROF;
-  const child = await startChild(
-    'src/main.mjs',
-    {
-      NODE_ENV: 'development',
-      PORT: String(port),
-      BASE_URL: `http://127.0.0.1:${port}`,
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      DEV_LOGIN: 'true',
-      RATE_LIMIT_TOKEN_PER_MINUTE: '100000000',
-      RATE_LIMIT_REGISTER_PER_MINUTE: '1000',
-      // With 32 connections the failed-authentication limiter refuses good requests too (it counts every
-      // request in flight until it succeeds; see docs/performance.md), so the benchmark raises it.
-      RATE_LIMIT_FAILED_AUTH_PER_MINUTE: '100000000',
-      ...env,
-    },
-    /listening on/,
-    [
+  const service = await startService({
+    databaseUrl: db.url,
+    dataDir: mkdtempSync(join(work, 'data-')),
+    env,
+    nodeArgs: [
       ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
       // For trying a V8 setting on the service alone, e.g. BENCH_NODE_FLAGS=--max-semi-space-size=16.
       ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ],
-  );
-  children.push(child);
-  return { child, url: `http://127.0.0.1:${port}` };
+  });
+  children.push(service.child);
+  return service;
 }
 
-async function startBare(
-  db: BenchDatabase,
-  statements: { name?: string; text: string; values: unknown[] }[],
-): Promise<string> {
-  const child = await startChild(
-    'test/bench/bare-server.ts',
-    { DATABASE_URL: db.url, BARE_STATEMENTS: JSON.stringify(statements) },
-    /^BARE_LISTENING \d+/,
-  );
+async function startBareServer(db: BenchDatabase, statements: Parameters<typeof startBare>[1]) {
+  const child = await startBare(db.url, statements);
   children.push(child);
-  return `http://127.0.0.1:${child.ready.split(' ')[1]}/`;
+  return listeningUrl(child);
 }
 
 /** Refuses to measure an error path: the target must answer 200 first. */
@@ -128,38 +100,14 @@ async function measure(...args: Parameters<typeof compare>): Promise<void> {
 const notes: string[] = [];
 try {
   const db = await prepareDatabase(serverUrl, 'small');
-  const service = await startService(db);
+  const service = await startBenchService(db);
   const auth = { authorization: `Bearer ${db.token}` };
   const rssIdle = service.child.rssMb();
   const projects = await check({ url: `${service.url}/api/v1/accounts/bench/projects`, headers: auth });
 
-  // The page as the service reads it (src/api/account-resources.ts), timestamps formatted by PostgreSQL: a
-  // `select *` would leave the bare server parsing and formatting 40 dates a request, which the service
-  // does not do, and make the ceiling lower than it is.
-  const listStatement = {
-    text: `select id, handle, name, description, source_locale, target_locales,
-             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-             to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
-           from projects where account_id = $1 order by id limit 21`,
-    values: [db.accountId],
-  };
-  const bareList = await startBare(db, [listStatement]);
-  const bareListPrepared = await startBare(db, [{ name: 'list', ...listStatement }]);
-  // What the pipeline sends for a warm request (the caller verified moments ago, src/authz/authenticator.ts):
-  // the target account with the caller's membership role and the credential epoch, then the page, both as
-  // prepared statements as the service sends them (src/db/prepared.ts).
-  const barePipeline = await startBare(db, [
-    {
-      name: 'account',
-      text: `select a.*,
-               (select m.role from memberships m join organizations o on o.id = m.organization_id
-                 where o.account_id = a.id and m.user_id = $1) as caller_membership_role,
-               (select value::text from credential_epoch) as credential_epoch
-             from accounts a where a.handle = $2`,
-      values: [db.userId, 'bench'],
-    },
-    { name: 'list', ...listStatement },
-  ]);
+  const bareList = await startBareServer(db, [listStatement(db)]);
+  const bareListPrepared = await startBareServer(db, [{ name: 'list', ...listStatement(db) }]);
+  const barePipeline = await startBareServer(db, pipelineStatements(db));
 
   const rest: Side = { name: 'REST list projects', target: projects };
   await measure(
@@ -213,7 +161,7 @@ try {
   // sends every MCP request through the SDK.
   const viaSdkTitle = 'MCP 2026-07-28 tools/call through the SDK vs directly';
   if (wanted(viaSdkTitle)) {
-    const viaSdk = await startService(db, { MCP_DIRECT_TOOL_CALLS: 'false' });
+    const viaSdk = await startBenchService(db, { MCP_DIRECT_TOOL_CALLS: 'false' });
     await measure(
       viaSdkTitle,
       { name: 'MCP 2026-07-28 tools/call, direct', target: modern },
@@ -234,7 +182,7 @@ try {
       url: `${service.url}/api/v1/accounts/${account}/glossary`,
       headers: auth,
     });
-    const bare = await startBare(db, [
+    const bare = await startBareServer(db, [
       {
         text: `select e.* from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
                 join accounts a on a.id = v.account_id
@@ -255,25 +203,16 @@ try {
   // so every run starts from fresh tokens: one per connection, plus one for the request() call wrk makes
   // before the connections start (it takes a token that is never sent).
   const chains = 11;
-  const bareOidcPort = await freePort();
-  const bareOidc = await startChild(
-    'test/bench/bare-oidc.ts',
-    { BARE_OIDC_PORT: String(bareOidcPort) },
-    /^BARE_OIDC_LISTENING \d+/,
-  );
-  children.push(bareOidc);
-  const mintUrl = `http://127.0.0.1:${bareOidc.ready.split(' ')[1]}/mint`;
+  const bareOidc = await startBareOidc();
+  children.push(bareOidc.child);
   const ours = await refreshTokenSource(service.url, 'r');
   await measure(
     'Refresh grant vs bare oidc-provider',
     {
       name: 'bare oidc-provider 9, memory adapter',
       target: async () => {
-        const minted = (await (await fetch(`${mintUrl}?n=${chains}`)).json()) as {
-          clientId: string;
-          tokens: string[];
-        };
-        return refreshChain(`http://127.0.0.1:${bareOidcPort}/oauth/token`, minted.clientId, minted.tokens);
+        const minted = await bareOidc.mint(chains);
+        return refreshChain(bareOidc.tokenUrl, minted.clientId, minted.tokens);
       },
     },
     {
@@ -293,7 +232,7 @@ try {
 
   if (scale) {
     const big = await prepareDatabase(serverUrl, 'scaled', scale);
-    const scaled = await startService(big);
+    const scaled = await startBenchService(big);
     const bigAuth = { authorization: `Bearer ${big.token}` };
     const on = (url: string, path: string) =>
       check({ url: `${url}${path}`, headers: path.includes('bench/') ? auth : bigAuth });

@@ -13,6 +13,51 @@ import { authorize, CookieJar, exchangeCode, registerPublicClient } from '../oau
 import { type SeedSizes, seedScale } from './seed.ts';
 import type { Target } from './wrk.ts';
 
+/** DATABASE_URL, the PostgreSQL server the benchmarks make their databases on; exits without it. */
+export function benchServerUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    console.error('Set DATABASE_URL to a PostgreSQL server (any database on it); the bench creates its own.');
+    process.exit(2);
+  }
+  return url;
+}
+
+/**
+ * The page as the service reads it (src/api/account-resources.ts), timestamps formatted by PostgreSQL: a
+ * `select *` would leave a bare server parsing and formatting 40 dates a request, which the service does
+ * not do, and make the ceiling lower than it is.
+ */
+export function listStatement(db: BenchDatabase) {
+  return {
+    text: `select id, handle, name, description, source_locale, target_locales,
+             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+             to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
+           from projects where account_id = $1 order by id limit 21`,
+    values: [db.accountId],
+  };
+}
+
+/**
+ * What the pipeline sends for a warm list request (the caller verified moments ago, src/authz/authenticator.ts):
+ * the target account with the caller's membership role and the credential epoch, then the page, both as
+ * prepared statements as the service sends them (src/db/prepared.ts).
+ */
+export function pipelineStatements(db: BenchDatabase) {
+  return [
+    {
+      name: 'account',
+      text: `select a.*,
+               (select m.role from memberships m join organizations o on o.id = m.organization_id
+                 where o.account_id = a.id and m.user_id = $1) as caller_membership_role,
+               (select value::text from credential_epoch) as credential_epoch
+             from accounts a where a.handle = $2`,
+      values: [db.userId, 'bench'],
+    },
+    { name: 'list', ...listStatement(db) },
+  ];
+}
+
 /** Databases created by this process, for the caller to drop at the end. */
 export const databases: string[] = [];
 
