@@ -1,11 +1,6 @@
 import addFormats from 'ajv-formats';
 import type { Router } from 'express';
-import {
-  type Document,
-  OpenAPIBackend,
-  OpenAPIValidator,
-  type ValidationContext,
-} from 'openapi-backend';
+import { type Document, OpenAPIBackend, OpenAPIValidator, type ValidationContext } from 'openapi-backend';
 import { verifyAccountToken } from '../authz/account-tokens.ts';
 import { createAuthenticator } from '../authz/authenticator.ts';
 import type { BearerVerifier, Caller, Door } from '../authz/caller.ts';
@@ -16,7 +11,7 @@ import { loadCatalogue } from './catalogue.ts';
 import { createPipeline, type Pipeline, type PipelineDeps } from './pipeline.ts';
 import { handlers } from './resources/index.ts';
 import { createRestRouter } from './rest-router.ts';
-import { precompiledRoutes, type RouteMatcher } from './routes.ts';
+import { precompiledRoutes } from './routes.ts';
 
 export interface Api {
   pipeline: Pipeline;
@@ -36,9 +31,6 @@ export interface ApiOptions {
  * checked by the SDK generator in codegen.
  */
 class OpenApi31Backend extends OpenAPIBackend {
-  /** Set by init(). */
-  matchRoute: RouteMatcher = () => undefined;
-
   override validateDefinition() {
     return this.document;
   }
@@ -64,7 +56,6 @@ class OpenApi31Backend extends OpenAPIBackend {
     this.validator.preCompileRequestValidators();
     const operations = this.router.getOperations();
     this.router.getOperations = () => operations;
-    this.matchRoute = precompiledRoutes(this.router, operations);
     return this;
   }
 }
@@ -132,6 +123,11 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   });
   return {
     pipeline,
-    restRouter: createRestRouter(service, api, api.matchRoute, pipeline),
+    restRouter: createRestRouter(
+      service,
+      api,
+      precompiledRoutes(api.router, api.router.getOperations()),
+      pipeline,
+    ),
   };
 }

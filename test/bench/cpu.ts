@@ -96,6 +96,11 @@ try {
         pid: service.pid,
         target: async () => ({ url: `${service.url}/api/v1/accounts/bench/projects`, headers: auth }),
       },
+      ...(['bench', 'bench-glossary'] as const).map((account) => ({
+        name: `rest get glossary (${account === 'bench' ? 200 : 5000} entries)${suffix}`,
+        pid: service.pid,
+        target: async () => ({ url: `${service.url}/api/v1/accounts/${account}/glossary`, headers: auth }),
+      })),
       {
         name: `mcp 2026-07-28 tools/call list_projects${suffix}`,
         pid: service.pid,
