@@ -27,7 +27,7 @@ export function createRestRouter(
     express.json({ limit: MAX_REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
   );
 
-  const send = (req: Request, res: Response, operationId: string, result: OperationResponse) => {
+  const send = (res: Response, operationId: string, result: OperationResponse) => {
     if (service.config.validateResponses && result.status < 400 && result.body !== undefined) {
       const check = api.validateResponse(result.body, operationId, result.status);
       if (check.errors?.length) {
@@ -44,12 +44,12 @@ export function createRestRouter(
       }
     }
     // Written with Node's own calls: express's res.type and res.send cost about 3% of a read (a MIME
-    // lookup, the charset parsed back out of the type, the body turned into a Buffer to measure it).
+    // lookup, the charset parsed back out of the type it set, a freshness check). That check also turned
+    // a read of a named version whose ETag the client sent into a 304, which the pipeline (and so MCP)
+    // never did: whether a read is not modified is the handler's answer alone (etag.ts).
     res.statusCode = result.status;
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-    // As express's res.send does: a GET for a tag the client holds (a pinned ?version=) answers 304.
-    if (result.headers?.ETag !== undefined && result.status < 300 && req.fresh) res.statusCode = 304;
-    if (result.body === undefined || res.statusCode === 304) {
+    if (result.body === undefined) {
       res.end();
       return;
     }
@@ -79,7 +79,7 @@ export function createRestRouter(
       door: 'rest',
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
     });
-    send(req, res, operationId, result);
+    send(res, operationId, result);
   };
 
   router.use((req, res, next) => {
