@@ -1,7 +1,8 @@
-// `npm run bench:cpu`: not a test. CPU time per request (user and system, read from /proc) of the service and
-// of the bare same-statements server, under the same wrk load. Throughput on a shared 2-core machine moves
-// with whatever else runs; the CPU a request costs the process serving it moves far less, so this is the
-// measure for deciding whether a change to the hot path pays.
+// `npm run bench:cpu`: not a test. CPU time per request (user and system, read from /proc) of the service's
+// hot requests and of the baselines (the bare same-statements server, bare oidc-provider's refresh grant),
+// each under wrk. Throughput on a shared 2-core machine moves with whatever else runs; the CPU a request
+// costs the process serving it moves less, so this is the measure for deciding whether a change to the hot
+// path pays (still in alternating rounds, and with a median: it moves too).
 //
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:cpu
 //   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
