@@ -6,11 +6,11 @@ import { labelOperation } from '../lib/metrics.ts';
 import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
-import type { MatchedRoute, RouteMatcher } from './routes.ts';
+import type { MatchedRoute, RouteTable } from './routes.ts';
 
 /**
- * The REST door: `matchRoute` matches the request to an operation of openapi.yaml and reads its path
- * parameters (404 / 405 from openapi-backend's router, on the same document); the pipeline does the rest.
+ * The REST door: the route table matches the request to an operation of openapi.yaml and reads its path
+ * parameters (404, or 405 with the methods the path has); the pipeline does the rest.
  * Request validation happens inside the pipeline, after authentication, so that REST and MCP validate
  * identically and an anonymous caller learns nothing from a 400. openapi-backend's own handleRequest is not
  * used: it parses each request twice and runs a security step that could only say yes here (authentication
@@ -19,7 +19,7 @@ import type { MatchedRoute, RouteMatcher } from './routes.ts';
 export function createRestRouter(
   service: ServiceContext,
   api: OpenAPIBackend,
-  matchRoute: RouteMatcher,
+  routes: RouteTable,
   pipeline: Pipeline,
 ): Router {
   const router = express.Router();
@@ -86,13 +86,13 @@ export function createRestRouter(
     const path = req.baseUrl + req.path;
     let route: MatchedRoute | undefined;
     try {
-      route = matchRoute(req.method, path);
+      route = routes.match(req.method, path);
     } catch (error) {
       return next(error); // a path parameter that is not valid percent-encoding
     }
     if (!route) {
       // As openapi-backend answers a request no operation matches: 405 when the path has other methods.
-      const methods = allowedMethods(api, path);
+      const methods = routes.methodsAt(path);
       return sendProblem(
         res,
         methods.length > 0 ? problems.methodNotAllowed(methods) : problems.notFound('No such endpoint.'),
@@ -104,14 +104,4 @@ export function createRestRouter(
   // Bodies the JSON parser refuses (malformed, too large, bad charset or encoding) and paths that are not
   // valid percent-encoding go on to the app's last error handler (src/http-errors.ts): problem+json.
   return router;
-}
-
-function allowedMethods(api: OpenAPIBackend, path: string): string[] {
-  return ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => {
-    try {
-      return Boolean(api.router.matchOperation({ method, path, headers: {} }, true));
-    } catch {
-      return false;
-    }
-  });
 }

@@ -13,12 +13,18 @@ export interface MatchedRoute {
  * method), with each template's pattern built once. openapi-backend turns every path template of the
  * document into a RegExp on every match (about 40 per request), and its parseRequest compiles the matched
  * template again to read the path parameters, clones the headers and the query with lodash and parses
- * cookies the pipeline never reads; here the pattern that matched also captures the parameters. Undefined
- * when no operation takes the request (the caller asks openapi-backend's router for its 404 / 405).
+ * cookies the pipeline never reads; here the pattern that matched also captures the parameters.
  */
-export type RouteMatcher = (method: string, path: string) => MatchedRoute | undefined;
+export interface RouteTable {
+  /** The operation and its path parameters; undefined when no operation takes this method on this path. */
+  match(method: string, path: string): MatchedRoute | undefined;
+  /** The methods some operation takes on this path (for a 405's Allow), none for a path of no operation. */
+  methodsAt(path: string): string[];
+}
 
-export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]): RouteMatcher {
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]): RouteTable {
   const escapeLiteral = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const routes = operations
     .map((operation) => ({
@@ -33,25 +39,32 @@ export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]
       specificity: operation.path.replace(/\{.*?\}/g, '').length,
     }))
     .sort((a, b) => b.specificity - a.specificity);
-  return (method, path) => {
-    const normalized = router.normalizeRequest({ method, path, headers: {} });
-    const relative = router.normalizePath(normalized.path);
-    const exact = routes.find(
-      (r) => r.operation.path === relative && r.operation.method === normalized.method,
-    );
-    if (exact) return { operation: exact.operation, params: {} };
-    for (const route of routes) {
-      if (route.operation.method !== normalized.method) continue;
-      const found = route.pattern.exec(relative);
-      if (!found) continue;
-      const params: Record<string, string> = {};
-      // decodeURIComponent throws a URIError on broken percent-encoding, as openapi-backend's parser does;
-      // the door answers it as a client error.
-      route.names.forEach((name, i) => {
-        params[name] = decodeURIComponent(found[i + 1]!);
-      });
-      return { operation: route.operation, params };
-    }
-    return undefined;
+  const relativePath = (path: string) =>
+    router.normalizePath(router.normalizeRequest({ method: 'get', path, headers: {} }).path);
+  return {
+    match(method, path) {
+      const relative = relativePath(path);
+      const wanted = method.trim().toLowerCase();
+      const exact = routes.find((r) => r.operation.path === relative && r.operation.method === wanted);
+      if (exact) return { operation: exact.operation, params: {} };
+      for (const route of routes) {
+        if (route.operation.method !== wanted) continue;
+        const found = route.pattern.exec(relative);
+        if (!found) continue;
+        const params: Record<string, string> = {};
+        // decodeURIComponent throws a URIError on broken percent-encoding, as openapi-backend's parser does;
+        // the door answers it as a client error.
+        route.names.forEach((name, i) => {
+          params[name] = decodeURIComponent(found[i + 1]!);
+        });
+        return { operation: route.operation, params };
+      }
+      return undefined;
+    },
+    methodsAt(path) {
+      const relative = relativePath(path);
+      const taken = new Set(routes.filter((r) => r.pattern.test(relative)).map((r) => r.operation.method));
+      return METHODS.filter((method) => taken.has(method.toLowerCase()));
+    },
   };
 }
