@@ -7,6 +7,7 @@ import { createRunPrepared, type RunPrepared } from './db/prepared.ts';
 import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
+import { createSizedCache, type SizedCache } from './lib/sized-cache.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -17,6 +18,17 @@ export interface ServiceContext {
   logger: Logger;
   cipher: FieldCipher;
   metrics: Metrics;
+  /**
+   * The entries of glossary versions this process has read, as JSON text, by version id. A version is never
+   * changed once written (an edit writes the next one), so nothing ever invalidates an entry.
+   */
+  glossaryEntries: SizedCache<JsonArrayText>;
+}
+
+/** A JSON array as text, and how many elements it holds. */
+export interface JsonArrayText {
+  text: string;
+  length: number;
 }
 
 export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {
@@ -38,5 +50,7 @@ export function createContext(config: Config, orm: Orm, logger: Logger): Service
     logger,
     cipher: createFieldCipher(config.fieldEncryptionKey),
     metrics,
+    // V8 keeps a string in one or two bytes a character; two is the bound.
+    glossaryEntries: createSizedCache(config.glossaryCacheMb * 1024 * 1024, (json) => json.text.length * 2),
   };
 }

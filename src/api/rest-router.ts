@@ -3,6 +3,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { ServiceContext } from '../context.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
+import { jsonOf } from '../lib/spliced-json.ts';
 import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
@@ -55,7 +56,7 @@ export function createRestRouter(
     }
     // Encoded once, so the length comes from the bytes (measuring the text first would read a 2 MB
     // glossary twice).
-    const body = Buffer.from(JSON.stringify(result.body));
+    const body = Buffer.from(jsonOf(result.body));
     res.setHeader(
       'Content-Type',
       result.status >= 400 ? 'application/problem+json; charset=utf-8' : 'application/json; charset=utf-8',

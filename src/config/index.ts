@@ -75,6 +75,11 @@ export interface Config {
    * reducer.ts); 0: never.
    */
   memoryReduceIdleSeconds: number;
+  /**
+   * Memory (MB) for the JSON text of glossary versions already read (src/api/resources/glossary.ts): a
+   * version never changes, so a read of one this instance has served costs no entry statement; 0: none.
+   */
+  glossaryCacheMb: number;
   /** Requests per minute on the OAuth endpoints and failed bearer authentications (see oauth/rate-limits.ts). */
   rateLimits: RateLimitSettings;
   /** Sign-in providers for people; each is on when its settings are present. */
@@ -233,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http,
     authCacheSeconds: v.AUTH_CACHE_SECONDS ?? 60,
     memoryReduceIdleSeconds: v.MEMORY_REDUCE_IDLE_SECONDS ?? 30,
+    glossaryCacheMb: v.GLOSSARY_CACHE_MB ?? 64,
     // Defaults are the service's documented limits; a load test raises them rather than bypassing them.
     rateLimits: {
       registerPerMinute: v.RATE_LIMIT_REGISTER_PER_MINUTE ?? 5,

@@ -131,6 +131,9 @@ export const settingsSchema = z.object({
   MEMORY_REDUCE_IDLE_SECONDS: optional(
     wholeNumber('MEMORY_REDUCE_IDLE_SECONDS', { max: 86400 }, 'a whole number of seconds from 0 to 86400'),
   ),
+  GLOSSARY_CACHE_MB: optional(
+    wholeNumber('GLOSSARY_CACHE_MB', { max: 65536 }, 'a whole number of megabytes from 0 to 65536'),
+  ),
   RATE_LIMIT_REGISTER_PER_MINUTE: optional(perMinute('RATE_LIMIT_REGISTER_PER_MINUTE')),
   RATE_LIMIT_TOKEN_PER_MINUTE: optional(perMinute('RATE_LIMIT_TOKEN_PER_MINUTE')),
   RATE_LIMIT_FAILED_AUTH_PER_MINUTE: optional(perMinute('RATE_LIMIT_FAILED_AUTH_PER_MINUTE')),

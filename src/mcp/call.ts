@@ -1,6 +1,7 @@
 import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { OperationRequest, OperationResponse } from '../api/pipeline.ts';
 import { Problem, type ProblemBody, problems } from '../api/problem.ts';
+import { arrayLengths, jsonOf } from '../lib/spliced-json.ts';
 import type { ToolDefinition } from './tools.ts';
 
 // A tool call is an operation request in disguise: the flat arguments go back to path, query, headers
@@ -112,8 +113,10 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
   const structured = definition.wrapsResult
     ? { result: response.body }
     : (response.body as Record<string, unknown>);
-  const json = JSON.stringify(structured);
-  const text = Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES ? json : summary(definition, structured, json);
+  const json = jsonOf(structured);
+  // A string is at least as many bytes as characters: a long one is not measured (a glossary: 1 MB).
+  const small = json.length <= FULL_TEXT_MAX_BYTES && Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES;
+  const text = small ? json : summary(definition, structured, json);
   structuredJson.set(structured, json);
   return { structuredContent: structured, content: [{ type: 'text', text }] };
 }
@@ -129,9 +132,7 @@ export function structuredJsonOf(result: CallToolResult): string | undefined {
 
 /** What a large result holds, in a line: its lists and their lengths, and the cursor of the next page. */
 function summary(definition: ToolDefinition, structured: Record<string, unknown>, json: string): string {
-  const lists = Object.entries(structured)
-    .filter(([, value]) => Array.isArray(value))
-    .map(([key, value]) => `${(value as unknown[]).length} ${key}`);
+  const lists = arrayLengths(structured).map(([key, length]) => `${length} ${key}`);
   const next =
     typeof structured.nextCursor === 'string'
       ? ` The next page starts at cursor "${structured.nextCursor}".`

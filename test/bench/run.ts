@@ -174,6 +174,14 @@ try {
     await viaSdk.child.stop();
   }
 
+  // A version never changes, so an instance keeps the text of those it has read (GLOSSARY_CACHE_MB) and the
+  // rows above measure repeated reads of one version. The first read of a version on an instance costs what
+  // an instance without the cache pays on every read: the reference rows below.
+  const uncachedTitle = (entries: number) =>
+    `Glossary read, ${entries} entries: without the version cache vs with`;
+  const uncached = [200, 5000].some((entries) => wanted(uncachedTitle(entries)))
+    ? await startBenchService(db, { GLOSSARY_CACHE_MB: '0' })
+    : undefined;
   for (const [account, entries, rpsAim] of [
     ['bench', 200, 1000],
     ['bench-glossary', 5000, 100],
@@ -197,7 +205,18 @@ try {
       { name: `REST get glossary (${entries})`, target: glossary },
       { rpsAim },
     );
+    if (uncached)
+      await measure(
+        uncachedTitle(entries),
+        { name: `REST get glossary (${entries})`, target: glossary },
+        {
+          name: `REST get glossary (${entries}), GLOSSARY_CACHE_MB=0`,
+          target: await check({ url: `${uncached.url}/api/v1/accounts/${account}/glossary`, headers: auth }),
+        },
+        {},
+      );
   }
+  await uncached?.child.stop();
 
   // The refresh grant: each connection follows its own chain of rotated refresh tokens (a token works once),
   // so every run starts from fresh tokens: one per connection, plus one for the request() call wrk makes

@@ -1,4 +1,5 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
+import type { JsonArrayText } from '../../context.ts';
 import {
   GlossarySettings,
   GlossaryVersion,
@@ -9,6 +10,7 @@ import {
 import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { uuidv7 } from '../../lib/ids.ts';
+import { withJsonField } from '../../lib/spliced-json.ts';
 import {
   assertIfMatch,
   flushUnlessRaced,
@@ -65,19 +67,25 @@ function serializeEntry(entry: EntryFields): Schemas.GlossaryEntry {
   };
 }
 
-function serializeGlossary(
-  row: Pick<IGlossaryVersion, 'version' | 'changeNote' | 'createdAt'>,
-  entries: EntryFields[],
-  author: string | null,
-): Schemas.Glossary {
+type VersionFields = Pick<IGlossaryVersion, 'version' | 'changeNote' | 'createdAt'>;
+
+/** A glossary version but its entries. */
+function glossaryHead(row: VersionFields, author: string | null): Omit<Schemas.Glossary, 'entries'> {
   return {
     version: row.version,
     etag: versionEtag(row.version),
     changeNote: row.changeNote,
     author,
     createdAt: row.createdAt.toISOString(),
-    entries: entries.map(serializeEntry),
   };
+}
+
+function serializeGlossary(
+  row: VersionFields,
+  entries: EntryFields[],
+  author: string | null,
+): Schemas.Glossary {
+  return { ...glossaryHead(row, author), entries: entries.map(serializeEntry) };
 }
 
 /** The most entries a glossary version holds (the whole save's limit, kept by the edits too). */
@@ -174,6 +182,20 @@ function entriesOf(op: OperationContext, versionId: string): Promise<EntryFields
   );
 }
 
+/**
+ * A version's entries as JSON text. A version is never changed once written, so each process reads and
+ * serialises one at most once while it stays in the cache; the version row read before this (for the
+ * caller's account) is what makes an id reachable.
+ */
+async function entriesJsonOf(op: OperationContext, versionId: string): Promise<JsonArrayText> {
+  const cached = op.service.glossaryEntries.get(versionId);
+  if (cached) return cached;
+  const entries = await entriesOf(op, versionId);
+  const json = { text: JSON.stringify(entries.map(serializeEntry)), length: entries.length };
+  op.service.glossaryEntries.set(versionId, json);
+  return json;
+}
+
 /** Writes a new version's entries in one statement, in the operation's transaction. */
 async function insertEntries(op: OperationContext, versionId: string, entries: EntryFields[]): Promise<void> {
   if (entries.length === 0) return;
@@ -251,9 +273,10 @@ export const glossaryHandlers = {
     const unchanged = await unchangedSince(op, GLOSSARY);
     if (unchanged) return unchanged;
     const row = await findVersionSummary(op, GLOSSARY);
+    const entries = await entriesJsonOf(op, row.id);
     return {
       status: 200,
-      body: serializeGlossary(row, await entriesOf(op, row.id), row.author),
+      body: withJsonField<Schemas.Glossary>(glossaryHead(row, row.author), 'entries', entries),
       headers: { ETag: versionEtag(row.version) },
     };
   },
