@@ -27,6 +27,8 @@ export interface Metrics {
   rateLimited(limiter: string): void;
   /** An MCP tools/call, by the way it was served: `direct` (a plain call, src/mcp/direct-call.ts) or the `sdk`. */
   mcpToolCall(path: 'direct' | 'sdk'): void;
+  /** A glossary version's entries read from this instance's cache (`hit`) or from the database (`miss`). */
+  glossaryCacheRead(result: 'hit' | 'miss'): void;
   /** The exposition, for GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -68,6 +70,12 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     labelNames: ['path'] as const,
     registers: [registry],
   });
+  const glossaryReads = new Counter({
+    name: 'glossary_cache_reads_total',
+    help: "Glossary version reads by where the entries came from: this instance's cache (hit) or the database (miss)",
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
   const pool = (name: string, help: string, pick: (s: PoolStats) => number) =>
     new Gauge({
       name,
@@ -103,6 +111,9 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     },
     rateLimited(limiter) {
       rejections.inc({ limiter });
+    },
+    glossaryCacheRead(result) {
+      glossaryReads.inc({ result });
     },
     mcpToolCall(path) {
       toolCalls.inc({ path });

@@ -1,13 +1,15 @@
 // A glossary version never changes once written, so an instance keeps the JSON text of the versions it has
 // read (GLOSSARY_CACHE_MB) and answers a later read without the entries statement. What must hold: every
 // read answers the version it names, for the account it names, whatever was read before it.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { modernClient } from '../mcp/helpers.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
-const service = useService();
+const METRICS_TOKEN = randomBytes(32).toString('hex');
+const service = useService(() => startTestService({ METRICS_TOKEN }));
 const { ada, bob } = useUsers(service, 'ada', 'bob');
 const db = useDatabaseClient(service);
 let uncached: TestService;
@@ -36,6 +38,18 @@ const read = async (url: string, who: { token: string }, account: string, versio
   expect(response.status).toBe(200);
   return response.json() as Promise<{ version: number; changeNote: string; entries: { term: string }[] }>;
 };
+
+async function cacheReads(): Promise<{ hit: number; miss: number }> {
+  const response = await fetch(`${service.url}/metrics`, {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  const text = await response.text();
+  const count = (result: string) =>
+    Number(
+      new RegExp(`^glossary_cache_reads_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0,
+    );
+  return { hit: count('hit'), miss: count('miss') };
+}
 
 describe('glossary reads from the version cache', () => {
   it('answer each account its own version, named or current, as an uncached instance does', async () => {
@@ -78,8 +92,10 @@ describe('glossary reads from the version cache', () => {
 
   it('answer a version read before without reading its entries again, over REST and MCP', async () => {
     await sdk.saveGlossary({ client: bob.client, path: { account: 'bob' }, body: glossaryOf('cherry', 5) });
+    const before = await cacheReads();
     const first = await read(service.url, bob, 'bob');
     expect(first.entries).toHaveLength(5);
+    expect(await cacheReads()).toEqual({ hit: before.hit, miss: before.miss + 1 });
     // Behind the API, the entries go; only an instance that kept the version's text still has them.
     await db.query(
       `delete from glossary_entries where glossary_version_id =
@@ -88,6 +104,7 @@ describe('glossary reads from the version cache', () => {
       [first.version],
     );
     expect(await read(service.url, bob, 'bob')).toEqual(first);
+    expect(await cacheReads()).toEqual({ hit: before.hit + 1, miss: before.miss + 1 });
     expect((await read(uncached.url, bob, 'bob')).entries).toEqual([]);
 
     const client = await modernClient(service, bob.token);

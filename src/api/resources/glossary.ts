@@ -189,6 +189,7 @@ function entriesOf(op: OperationContext, versionId: string): Promise<EntryFields
  */
 async function entriesJsonOf(op: OperationContext, versionId: string): Promise<JsonArrayText> {
   const cached = op.service.glossaryEntries.get(versionId);
+  op.service.metrics.glossaryCacheRead(cached ? 'hit' : 'miss');
   if (cached) return cached;
   const entries = await entriesOf(op, versionId);
   const json = { text: JSON.stringify(entries.map(serializeEntry)), length: entries.length };
