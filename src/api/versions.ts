@@ -1,5 +1,6 @@
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { userHandles } from '../domain/users.ts';
 import { assertIfMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
 import { type PageRequest, pageRequest } from './pagination.ts';
@@ -30,15 +31,42 @@ export interface History<T extends VersionRow> {
   table: string;
 }
 
+/**
+ * The reads of a version history that every read of the resource sends (the current version's number for
+ * a conditional read or a save's If-Match, the version a read shows): prepared, once per table.
+ */
+interface VersionStatements {
+  latest: PreparedStatement;
+  current: PreparedStatement;
+  named: PreparedStatement;
+}
+const statementsByTable = new Map<string, VersionStatements>();
+
+function statementsOf(table: string): VersionStatements {
+  let statements = statementsByTable.get(table);
+  if (!statements) {
+    const summary = (where: string) =>
+      prepared(`select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt",
+          a.handle as author
+        from ${table} v left join accounts a on a.user_id = v.author_id
+        where ${where} order by v.version desc limit 1`);
+    statements = {
+      latest: prepared(`select coalesce(max(version), 0)::int as version from ${table} where account_id = ?`),
+      current: summary('v.account_id = ?'),
+      named: summary('v.account_id = ? and v.version = ?'),
+    };
+    statementsByTable.set(table, statements);
+  }
+  return statements;
+}
+
 async function latestVersion<T extends VersionRow>(
-  em: EntityManager,
+  op: OperationContext,
   history: History<T>,
-  accountId: string,
 ): Promise<number> {
-  const row = await em.findOne(history.entity, { account: accountId } as FilterQuery<T>, {
-    orderBy: { version: 'desc' } as never,
-    fields: ['version'] as never,
-  });
+  const [row] = await op.sql<{ version: number }[]>(statementsOf(history.table).latest, [
+    op.target!.accountId,
+  ]);
   return row?.version ?? 0;
 }
 
@@ -79,11 +107,9 @@ export async function findVersionSummary<T extends VersionRow>(
   history: History<T>,
 ): Promise<VersionSummaryRow> {
   const requested = op.query.version === undefined ? undefined : Number(op.query.version);
+  const statements = statementsOf(history.table);
   const [row] = await op.sql<(Omit<VersionSummaryRow, 'createdAt'> & { createdAt: string | Date })[]>(
-    `select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt", a.handle as author
-       from ${history.table} v left join accounts a on a.user_id = v.author_id
-      where v.account_id = ? ${requested ? 'and v.version = ?' : ''}
-      order by v.version desc limit 1`,
+    requested ? statements.named : statements.current,
     [op.target!.accountId, ...(requested ? [requested] : [])],
   );
   if (!row) throw noVersion(op, history, requested);
@@ -113,7 +139,7 @@ export async function unchangedSince<T extends VersionRow>(
   history: History<T>,
 ): Promise<NotModifiedResponse | undefined> {
   if (op.ifNoneMatch === undefined || op.query.version !== undefined) return undefined;
-  const current = await latestVersion(op.em, history, op.target!.accountId);
+  const current = await latestVersion(op, history);
   return notModified(op, current ? versionEtag(current) : null);
 }
 
@@ -125,7 +151,7 @@ export async function nextVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
 ): Promise<number> {
-  const current = await latestVersion(op.em, history, op.target!.accountId);
+  const current = await latestVersion(op, history);
   assertIfMatch(op, current ? versionEtag(current) : null, history.noun);
   return current + 1;
 }
