@@ -8,6 +8,7 @@ import { createFieldCipher, type FieldCipher } from './lib/field-encryption.ts';
 import type { Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import { createSizedCache, type SizedCache } from './lib/sized-cache.ts';
+import type { JsonArrayText } from './lib/spliced-json.ts';
 
 /** What every part of the service is built from; created once per process. */
 export interface ServiceContext {
@@ -23,12 +24,6 @@ export interface ServiceContext {
    * changed once written (an edit writes the next one), so nothing ever invalidates an entry.
    */
   glossaryEntries: SizedCache<JsonArrayText>;
-}
-
-/** A JSON array as text, and how many elements it holds. */
-export interface JsonArrayText {
-  text: string;
-  length: number;
 }
 
 export function createContext(config: Config, orm: Orm, logger: Logger): ServiceContext {

@@ -1,5 +1,4 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
-import type { JsonArrayText } from '../../context.ts';
 import {
   GlossarySettings,
   GlossaryVersion,
@@ -10,7 +9,7 @@ import {
 import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { withJsonField } from '../../lib/spliced-json.ts';
+import { type JsonArrayText, withJsonField } from '../../lib/spliced-json.ts';
 import {
   assertIfMatch,
   flushUnlessRaced,
