@@ -87,6 +87,17 @@ describe('configuration', () => {
     ]);
   });
 
+  it('sizes the glossary version cache in megabytes, 64 by default and 0 for none', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).glossaryCacheMb).toBe(64);
+    expect(loadConfig({ DATA_DIR: dataDir(), GLOSSARY_CACHE_MB: '0' }).glossaryCacheMb).toBe(0);
+    expect(loadConfig({ DATA_DIR: dataDir(), GLOSSARY_CACHE_MB: '512' }).glossaryCacheMb).toBe(512);
+    for (const bad of ['-1', '1.5', '64MB', '70000']) {
+      expect(problemsOf({ GLOSSARY_CACHE_MB: bad })).toEqual([
+        expect.stringMatching(/^GLOSSARY_CACHE_MB must be a whole number of megabytes from 0 to 65536/),
+      ]);
+    }
+  });
+
   it('takes several signing keys for rotation, each with its own kid', () => {
     const [key] = JSON.parse(sharedSecretsEnv.SIGNING_JWKS).keys;
     const jwks = (...kids: (string | undefined)[]) =>
