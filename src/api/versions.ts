@@ -29,6 +29,11 @@ export interface History<T extends VersionRow> {
   uniqueConstraint: string;
   /** The table, for the plain read of a version (findVersionSummary). */
   table: string;
+  /**
+   * The columns a read of a version shows besides its number, note, date and author, as a select list
+   * (`v.` the version's row, aliased to the field names); findVersionSummary reads them with the version.
+   */
+  readColumns?: string;
 }
 
 /**
@@ -42,12 +47,15 @@ interface VersionStatements {
 }
 const statementsByTable = new Map<string, VersionStatements>();
 
-function statementsOf(table: string): VersionStatements {
+function statementsOf({
+  table,
+  readColumns,
+}: Pick<History<VersionRow>, 'table' | 'readColumns'>): VersionStatements {
   let statements = statementsByTable.get(table);
   if (!statements) {
     const summary = (where: string) =>
       prepared(`select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt",
-          a.handle as author
+          ${readColumns ? `${readColumns},` : ''} a.handle as author
         from ${table} v left join accounts a on a.user_id = v.author_id
         where ${where} order by v.version desc limit 1`);
     statements = {
@@ -64,9 +72,7 @@ async function latestVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
 ): Promise<number> {
-  const [row] = await op.sql<{ version: number }[]>(statementsOf(history.table).latest, [
-    op.target!.accountId,
-  ]);
+  const [row] = await op.sql<{ version: number }[]>(statementsOf(history).latest, [op.target!.accountId]);
   return row?.version ?? 0;
 }
 
@@ -99,22 +105,23 @@ export interface VersionSummaryRow {
 }
 
 /**
- * The version findVersion finds, as one plain statement that brings the author's handle along: no entity
- * to hydrate and no second query for the author, for reads that only show the version.
+ * The version findVersion finds, as one plain statement that brings the author's handle along (and the
+ * history's readColumns): no entity to hydrate and no second query for the author, for reads that only
+ * show the version.
  */
-export async function findVersionSummary<T extends VersionRow>(
+export async function findVersionSummary<T extends VersionRow, Extra extends object = object>(
   op: OperationContext,
   history: History<T>,
-): Promise<VersionSummaryRow> {
+): Promise<VersionSummaryRow & Extra> {
   const requested = op.query.version === undefined ? undefined : Number(op.query.version);
-  const statements = statementsOf(history.table);
-  const [row] = await op.sql<(Omit<VersionSummaryRow, 'createdAt'> & { createdAt: string | Date })[]>(
+  const statements = statementsOf(history);
+  const [row] = await op.sql<(Omit<VersionSummaryRow & Extra, 'createdAt'> & { createdAt: string | Date })[]>(
     requested ? statements.named : statements.current,
     [op.target!.accountId, ...(requested ? [requested] : [])],
   );
   if (!row) throw noVersion(op, history, requested);
   // MikroORM has the driver hand timestamps over as text.
-  return { ...row, createdAt: new Date(row.createdAt) };
+  return { ...row, createdAt: new Date(row.createdAt) } as VersionSummaryRow & Extra;
 }
 
 function noVersion(

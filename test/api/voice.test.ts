@@ -77,6 +77,9 @@ describe('voice through the generated SDK', () => {
     });
     expect(earlier.response.headers.get('etag')).toBe('"v1"');
     expect(earlier.data).toMatchObject({ version: 1, tone: 'Friendly', guidelines: '# Rules\n\nUse *you*.' });
+    // A read shows the version exactly as its save answered it, every field.
+    expect(earlier.data).toEqual(first.data);
+    expect(current.data).toEqual(second.data);
 
     const missing = await sdk.getVoice({
       client: ada.client,

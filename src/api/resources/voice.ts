@@ -7,7 +7,7 @@ import { page } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
 import {
   authorHandle,
-  findVersion,
+  findVersionSummary,
   flushNewVersion,
   type History,
   nextVersion,
@@ -22,14 +22,32 @@ const VOICE: History<IVoiceVersion> = {
   saveOperation: 'saveVoice',
   uniqueConstraint: 'voice_versions_account_version_unique',
   table: 'voice_versions',
+  readColumns: `v.tone, v.formality, v.target_audience as "targetAudience", v.guidelines,
+    v.target_countries as "targetCountries", v.cultural_notes as "culturalNotes",
+    v.locale_overrides as "localeOverrides"`,
 };
+
+/** What a read of a voice version shows. */
+type VoiceFields = Pick<
+  IVoiceVersion,
+  | 'version'
+  | 'tone'
+  | 'formality'
+  | 'targetAudience'
+  | 'guidelines'
+  | 'targetCountries'
+  | 'culturalNotes'
+  | 'localeOverrides'
+  | 'changeNote'
+  | 'createdAt'
+>;
 
 interface VoiceOverride {
   targetCountries?: string[];
   [field: string]: unknown;
 }
 
-function serializeVoice(row: IVoiceVersion, author: string | null): Schemas.Voice {
+function serializeVoice(row: VoiceFields, author: string | null): Schemas.Voice {
   return {
     version: row.version,
     etag: versionEtag(row.version),
@@ -61,10 +79,10 @@ export const voiceHandlers = {
   async getVoice(op) {
     const unchanged = await unchangedSince(op, VOICE);
     if (unchanged) return unchanged;
-    const row = await findVersion(op, VOICE);
+    const row = await findVersionSummary<IVoiceVersion, VoiceFields>(op, VOICE);
     return {
       status: 200,
-      body: serializeVoice(row, await authorHandle(op.em, row)),
+      body: serializeVoice(row, row.author),
       headers: { ETag: versionEtag(row.version) },
     };
   },
