@@ -27,20 +27,8 @@ const VOICE: History<IVoiceVersion> = {
     v.locale_overrides as "localeOverrides"`,
 };
 
-/** What a read of a voice version shows. */
-type VoiceFields = Pick<
-  IVoiceVersion,
-  | 'version'
-  | 'tone'
-  | 'formality'
-  | 'targetAudience'
-  | 'guidelines'
-  | 'targetCountries'
-  | 'culturalNotes'
-  | 'localeOverrides'
-  | 'changeNote'
-  | 'createdAt'
->;
+/** What a read of a voice version shows: the version's own fields (its author comes as a handle). */
+type VoiceFields = Omit<IVoiceVersion, 'id' | 'account' | 'author'>;
 
 interface VoiceOverride {
   targetCountries?: string[];
