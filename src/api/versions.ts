@@ -38,21 +38,19 @@ export interface History<T extends VersionRow> {
 
 /**
  * The reads of a version history that every read of the resource sends (the current version's number for
- * a conditional read or a save's If-Match, the version a read shows): prepared, once per table.
+ * a conditional read or a save's If-Match, the version a read shows): prepared, made once per history.
  */
 interface VersionStatements {
   latest: PreparedStatement;
   current: PreparedStatement;
   named: PreparedStatement;
 }
-const statementsByTable = new Map<string, VersionStatements>();
+const statementsByHistory = new WeakMap<object, VersionStatements>();
 
-function statementsOf({
-  table,
-  readColumns,
-}: Pick<History<VersionRow>, 'table' | 'readColumns'>): VersionStatements {
-  let statements = statementsByTable.get(table);
+function statementsOf(history: Pick<History<VersionRow>, 'table' | 'readColumns'>): VersionStatements {
+  let statements = statementsByHistory.get(history);
   if (!statements) {
+    const { table, readColumns } = history;
     const summary = (where: string) =>
       prepared(`select v.id, v.version, v.change_note as "changeNote", v.created_at as "createdAt",
           ${readColumns ? `${readColumns},` : ''} a.handle as author
@@ -63,7 +61,7 @@ function statementsOf({
       current: summary('v.account_id = ?'),
       named: summary('v.account_id = ? and v.version = ?'),
     };
-    statementsByTable.set(table, statements);
+    statementsByHistory.set(history, statements);
   }
   return statements;
 }
