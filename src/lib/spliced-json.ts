@@ -17,9 +17,8 @@ interface SplicedField {
   /** The body's other fields, serialised as they are, before the spliced one. */
   head: Record<string, unknown>;
   key: string;
-  text: string;
-  /** Elements of the array the text holds, so a summary can count them without parsing. */
-  length: number;
+  /** The field's text, and its length so that a summary can count the elements without parsing. */
+  json: JsonArrayText;
 }
 
 const splicedFields = new WeakMap<object, SplicedField>();
@@ -42,7 +41,7 @@ export function withJsonField<T extends object>(
       return parsed;
     },
   });
-  splicedFields.set(body, { head: { ...head }, key, text: json.text, length: json.length });
+  splicedFields.set(body, { head: { ...head }, key, json });
   return body as T;
 }
 
@@ -52,7 +51,7 @@ export function jsonOf(value: unknown): string {
   if (!spliced) return JSON.stringify(value);
   const head = JSON.stringify(spliced.head);
   const separator = head === '{}' ? '' : ',';
-  return `${head.slice(0, -1)}${separator}${JSON.stringify(spliced.key)}:${spliced.text}}`;
+  return `${head.slice(0, -1)}${separator}${JSON.stringify(spliced.key)}:${spliced.json.text}}`;
 }
 
 /** The number of elements of each array field of `body`, without parsing a spliced one. */
@@ -60,7 +59,7 @@ export function arrayLengths(body: Record<string, unknown>): [key: string, lengt
   const spliced = splicedFields.get(body);
   const lengths: [string, number][] = [];
   for (const key of Object.keys(body)) {
-    if (key === spliced?.key) lengths.push([key, spliced.length]);
+    if (key === spliced?.key) lengths.push([key, spliced.json.length]);
     else if (Array.isArray(body[key])) lengths.push([key, body[key].length]);
   }
   return lengths;
