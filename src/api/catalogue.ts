@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dereference } from '@apidevtools/json-schema-ref-parser';
-import { parse } from 'yaml';
+import { dereference, parse } from '@apidevtools/json-schema-ref-parser';
 import { isScope, type Scope } from '../authz/scopes.ts';
 
 // The operations of openapi.yaml as the pipeline needs them. REST routing, MCP tool derivation and the
@@ -48,7 +46,9 @@ export interface Catalogue {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
-  const document = parse(readFileSync(file, 'utf8')) as OpenApiDocument;
+  // Parsed by the reference parser's YAML reader (the one openapi-backend loads anyway; YAML 1.2's core
+  // schema, as the codegen's parser reads it), so no second YAML package stays loaded.
+  const document = (await parse(file)) as OpenApiDocument;
   // The reference parser reads the file itself, so a reference into another file next to it resolves too;
   // nothing is fetched over the network.
   const resolved = (await dereference(file, { resolve: { http: false } })) as OpenApiDocument;

@@ -3,27 +3,22 @@
 // are configurable (DNS_SERVERS) so a test, or a split-horizon setup, can point at its own.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { createRequire } from 'node:module';
-import { parse } from 'tldts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 
 /** The record goes under this label, so it does not crowd the domain's own TXT records. */
 const TXT_LABEL = '_l10n-verification';
 const TXT_PREFIX = 'l10n-verification=';
 
-// The list of public e-mail providers is needed only when someone claims a domain, and it is big: 2 MB of
-// source and a Set of its domains, about a tenth of the service's heap after start. Loaded on first use.
-const require = createRequire(import.meta.url);
-let freeEmailDomains: ReadonlySet<string> | undefined;
-const isFreeEmailDomain = (domain: string): boolean => {
-  freeEmailDomains ??= (require('free-email-domains-list') as typeof import('free-email-domains-list'))
-    .DOMAINS;
-  return freeEmailDomains.has(domain);
-};
+// Both lists are needed only when someone claims a domain. The public e-mail providers' is big: 2 MB of
+// source and a Set of its domains, about a tenth of the service's heap after start.
+const tldts = onFirstUse<typeof import('tldts')>('tldts');
+const freeEmailDomains = onFirstUse<typeof import('free-email-domains-list')>('free-email-domains-list');
+const isFreeEmailDomain = (domain: string): boolean => freeEmailDomains().DOMAINS.has(domain);
 
 /** Why this domain cannot be claimed, or undefined when it can. */
 export function domainRefusal(domain: string): string | undefined {
   // Private suffixes too (github.io, herokuapp.com): nobody owns those for a whole organization.
-  const info = parse(domain, { allowPrivateDomains: true });
+  const info = tldts().parse(domain, { allowPrivateDomains: true });
   if (info.isIp || !info.hostname) return `${domain} is not a domain name.`;
   if (!info.domain || info.publicSuffix === domain)
     return `${domain} is a public suffix (like com or co.uk); claim your own domain under it.`;

@@ -1,8 +1,12 @@
 // The identity providers people sign in with, through openid-client: authorization code + PKCE S256 +
 // state (+ nonce and a checked ID token for OpenID providers). Each answers with a Profile; an e-mail
 // counts as verified only when the provider says so. GitHub is plain OAuth 2.0 plus its REST API.
-import * as client from 'openid-client';
+import type { Configuration } from 'openid-client';
 import type { Config, OidcProviderConfig } from '../config/index.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
+
+/** Only instances where people sign in with a provider load it. */
+const client = onFirstUse<typeof import('openid-client')>('openid-client');
 
 export type ProviderId = 'github' | 'google' | 'oidc' | 'org';
 
@@ -44,9 +48,9 @@ export interface Leg {
 }
 
 export const newChecks = (): Checks => ({
-  state: client.randomState(),
-  nonce: client.randomNonce(),
-  verifier: client.randomPKCECodeVerifier(),
+  state: client().randomState(),
+  nonce: client().randomNonce(),
+  verifier: client().randomPKCECodeVerifier(),
 });
 
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
@@ -57,19 +61,19 @@ function insecureAllowed(url: string, production: boolean): boolean {
 }
 
 /** Discovery documents are fetched once per issuer and client every few minutes, not per sign-in. */
-const discoveries = new Map<string, { at: number; config: Promise<client.Configuration> }>();
+const discoveries = new Map<string, { at: number; config: Promise<Configuration> }>();
 
-function discover(settings: OidcSettings, production: boolean): Promise<client.Configuration> {
+function discover(settings: OidcSettings, production: boolean): Promise<Configuration> {
   const key = `${settings.issuer}\0${settings.clientId}\0${settings.clientSecret}`;
   const cached = discoveries.get(key);
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
-  const config = client.discovery(
+  const config = client().discovery(
     new URL(settings.issuer),
     settings.clientId,
     settings.clientSecret,
-    client.ClientSecretBasic(settings.clientSecret),
+    client().ClientSecretBasic(settings.clientSecret),
     {
-      execute: insecureAllowed(settings.issuer, production) ? [client.allowInsecureRequests] : [],
+      execute: insecureAllowed(settings.issuer, production) ? [client().allowInsecureRequests] : [],
       timeout: 10,
     },
   );
@@ -85,8 +89,8 @@ function discover(settings: OidcSettings, production: boolean): Promise<client.C
  */
 export async function checkIssuer(issuer: string, production: boolean): Promise<string | undefined> {
   try {
-    const config = await client.discovery(new URL(issuer), 'check', undefined, client.None(), {
-      execute: insecureAllowed(issuer, production) ? [client.allowInsecureRequests] : [],
+    const config = await client().discovery(new URL(issuer), 'check', undefined, client().None(), {
+      execute: insecureAllowed(issuer, production) ? [client().allowInsecureRequests] : [],
       timeout: 10,
     });
     const metadata = config.serverMetadata();
@@ -104,12 +108,12 @@ export function oidcLeg(settings: OidcSettings, providerKey: string, production:
   return {
     async authorizationUrl(checks, redirectUri) {
       const config = await discoverOrFail(settings, production);
-      return client.buildAuthorizationUrl(config, {
+      return client().buildAuthorizationUrl(config, {
         redirect_uri: redirectUri,
         scope: 'openid email profile',
         state: checks.state,
         nonce: checks.nonce,
-        code_challenge: await client.calculatePKCECodeChallenge(checks.verifier),
+        code_challenge: await client().calculatePKCECodeChallenge(checks.verifier),
         code_challenge_method: 'S256',
       });
     },
@@ -141,15 +145,15 @@ async function discoverOrFail(settings: OidcSettings, production: boolean) {
 }
 
 /** Redeems the code: state, PKCE, and for OpenID providers the ID token (issuer, audience, nonce, expiry). */
-async function grant(config: client.Configuration, callbackUrl: URL, checks: Checks, openid: boolean) {
+async function grant(config: Configuration, callbackUrl: URL, checks: Checks, openid: boolean) {
   try {
-    return await client.authorizationCodeGrant(config, callbackUrl, {
+    return await client().authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: checks.verifier,
       expectedState: checks.state,
       ...(openid ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}),
     });
   } catch (error) {
-    if (error instanceof client.AuthorizationResponseError)
+    if (error instanceof client().AuthorizationResponseError)
       throw new SignInError(
         error.error === 'access_denied'
           ? 'You did not allow the sign-in.'
@@ -164,7 +168,7 @@ function stringClaim(value: unknown): string | undefined {
 }
 
 function githubLeg(settings: NonNullable<Config['providers']['github']>, production: boolean): Leg {
-  const config = new client.Configuration(
+  const config = new (client().Configuration)(
     {
       issuer: settings.url,
       authorization_endpoint: `${settings.url}/login/oauth/authorize`,
@@ -172,12 +176,12 @@ function githubLeg(settings: NonNullable<Config['providers']['github']>, product
     },
     settings.clientId,
     settings.clientSecret,
-    client.ClientSecretPost(settings.clientSecret),
+    client().ClientSecretPost(settings.clientSecret),
   );
   if (insecureAllowed(settings.url, production) || insecureAllowed(settings.apiUrl, production))
-    client.allowInsecureRequests(config);
+    client().allowInsecureRequests(config);
   const api = async (accessToken: string, path: string): Promise<unknown> => {
-    const response = await client
+    const response = await client()
       .fetchProtectedResource(
         config,
         accessToken,
@@ -192,11 +196,11 @@ function githubLeg(settings: NonNullable<Config['providers']['github']>, product
   };
   return {
     async authorizationUrl(checks, redirectUri) {
-      return client.buildAuthorizationUrl(config, {
+      return client().buildAuthorizationUrl(config, {
         redirect_uri: redirectUri,
         scope: 'read:user user:email',
         state: checks.state,
-        code_challenge: await client.calculatePKCECodeChallenge(checks.verifier),
+        code_challenge: await client().calculatePKCECodeChallenge(checks.verifier),
         code_challenge_method: 'S256',
         allow_signup: 'true',
       });

@@ -6,10 +6,15 @@
 // settings (config.rateLimits).
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
-import { Redis } from 'ioredis';
-import { RedisStore } from 'rate-limit-redis';
+import type { Redis } from 'ioredis';
+import type { RedisStore } from 'rate-limit-redis';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { ServiceContext } from '../context.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
+
+// Loaded only when REDIS_URL is set.
+const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
+const rateLimitRedis = onFirstUse<typeof import('rate-limit-redis')>('rate-limit-redis');
 
 const WINDOW_MS = 60_000;
 const KEY_PREFIX = 'l10n:rl:';
@@ -30,8 +35,8 @@ export interface RateLimits {
 }
 
 export function createRateLimits(ctx: ServiceContext): RateLimits {
-  const redis = ctx.config.redisUrl
-    ? new Redis(ctx.config.redisUrl, {
+  const redis: Redis | undefined = ctx.config.redisUrl
+    ? new (ioredis().Redis)(ctx.config.redisUrl, {
         maxRetriesPerRequest: 1,
         enableAutoPipelining: true,
         // While Redis is away a limiter's command fails at once (and the request goes through) instead of
@@ -54,9 +59,10 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   };
 
   // express-rate-limit needs one store per limiter; all Redis stores share the one connection.
+  const RedisStoreClass = redis && recoveringRedisStore(rateLimitRedis().RedisStore);
   const store = (name: string): Store | undefined =>
-    redis
-      ? new RecoveringRedisStore({
+    RedisStoreClass && redis
+      ? new RedisStoreClass({
           prefix: `${KEY_PREFIX}${name}:`,
           sendCommand: (command: string, ...args: string[]) =>
             redis.call(command, ...args) as Promise<number>,
@@ -195,26 +201,29 @@ function countOnlyFailures(
 /**
  * rate-limit-redis loads its Lua scripts once, when the limiter is created; if Redis is unreachable then,
  * the failed load would fail every later call even after Redis is back. This reloads a script after any
- * failure and tries once more, so counting resumes without a restart.
+ * failure and tries once more, so counting resumes without a restart. Made when Redis is configured, from
+ * the class it extends, which is loaded then.
  */
-class RecoveringRedisStore extends RedisStore {
-  override async increment(key: string) {
-    try {
-      return await super.increment(key);
-    } catch {
-      this.incrementScriptSha = this.loadIncrementScript();
-      return super.increment(key);
+function recoveringRedisStore(Base: typeof RedisStore) {
+  return class RecoveringRedisStore extends Base {
+    override async increment(key: string) {
+      try {
+        return await super.increment(key);
+      } catch {
+        this.incrementScriptSha = this.loadIncrementScript();
+        return super.increment(key);
+      }
     }
-  }
 
-  override async get(key: string) {
-    try {
-      return await super.get(key);
-    } catch {
-      this.getScriptSha = this.loadGetScript();
-      return super.get(key);
+    override async get(key: string) {
+      try {
+        return await super.get(key);
+      } catch {
+        this.getScriptSha = this.loadGetScript();
+        return super.get(key);
+      }
     }
-  }
+  };
 }
 
 /** Logs a Redis outage once when it starts and once when it ends, however many requests meet it. */

@@ -2,14 +2,16 @@
 // export (csv-parse / csv-stringify), history and a diff of two versions, and the glossary settings.
 // The glossary is saved whole (saveGlossary), so every change here is the current version with one
 // change applied, saved as a new version with a change note and If-Match on the version it started from.
-import { parse } from 'csv-parse/sync';
-import { stringify } from 'csv-stringify/sync';
-import { diffWords } from 'diff';
 import type { RequestHandler, Response, Router } from 'express';
-import multer from 'multer';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
+import { onFirstUse } from '../../lib/on-first-use.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+
+const diff = onFirstUse<typeof import('diff')>('diff');
+const csvParse = onFirstUse<typeof import('csv-parse/sync')>('csv-parse/sync');
+const csvStringify = onFirstUse<typeof import('csv-stringify/sync')>('csv-stringify/sync');
+const multer = onFirstUse<typeof import('multer')>('multer');
 
 interface Entry {
   term: string;
@@ -32,27 +34,29 @@ interface Glossary {
 const SHOWN = 100;
 /** CSV columns besides one per locale. */
 const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
-const multipart = multer({
-  storage: multer.memoryStorage(),
-  limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
-}).single('file');
+let multipart: RequestHandler | undefined;
 /** The upload's parser; a file too large or a malformed body is a 400, not an error of ours. */
-const upload: RequestHandler = (req, res, next) =>
+const upload: RequestHandler = (req, res, next) => {
+  multipart ??= multer()({
+    storage: multer().memoryStorage(),
+    limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
+  }).single('file');
   multipart(req, res, (error: unknown) => {
     if (!error) return next();
     const detail =
-      error instanceof multer.MulterError && error.code === 'LIMIT_FILE_SIZE'
+      error instanceof multer().MulterError && error.code === 'LIMIT_FILE_SIZE'
         ? 'The file is larger than 2 MB.'
         : 'The upload could not be read.';
     res.status(400).type('text/plain').send(detail);
   });
+};
 
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
 /** The entries as CSV: the fixed columns, then one column per locale in use, sorted. */
 function toCsv(entries: Entry[]): string {
   const locales = [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort();
-  return stringify(
+  return csvStringify().stringify(
     entries.map((e) => [
       e.term,
       e.definition,
@@ -67,10 +71,12 @@ function toCsv(entries: Entry[]): string {
 
 /** CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). */
 function fromCsv(data: Buffer | string): Entry[] {
-  const rows = parse(data, { columns: true, skip_empty_lines: true, bom: true, trim: true }) as Record<
-    string,
-    string
-  >[];
+  const rows = csvParse().parse(data, {
+    columns: true,
+    skip_empty_lines: true,
+    bom: true,
+    trim: true,
+  }) as Record<string, string>[];
   return rows.map((row) => ({
     term: row.term ?? '',
     definition: row.definition ?? '',
@@ -417,7 +423,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
               : was === now
                 ? ''
                 : 'changed';
-          return { term, change, parts: diffWords(was, now) };
+          return { term, change, parts: diff().diffWords(was, now) };
         })
         .filter((row) => row.change !== '');
       kit.render(res, pc, 'glossary-diff', {

@@ -1,11 +1,13 @@
 // An account's voice: the editor for every field the voice holds (saved as a new version, with If-Match
 // so that a save based on an outdated version is refused), its version history, and a side-by-side diff
 // of any two versions.
-import { diffWords } from 'diff';
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
+import { onFirstUse } from '../../lib/on-first-use.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text, words } from '../kit.ts';
+
+const diff = onFirstUse<typeof import('diff')>('diff');
 
 interface Voice {
   version: number;
@@ -229,7 +231,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         older,
         newer,
         rows: DIFF_FIELDS.map(([key, label]) => {
-          const parts = diffWords(asText(older[key]), asText(newer[key]));
+          const parts = diff().diffWords(asText(older[key]), asText(newer[key]));
           return { label, changed: parts.some((p) => p.added || p.removed), parts };
         }),
       });

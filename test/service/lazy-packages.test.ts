@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnInstance } from '../support/cluster.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { REDIS_URL } from '../support/environment.ts';
+import { freePort } from '../support/ports.ts';
+import { sharedSecretsEnv } from '../support/service.ts';
+
+// Packages only rare paths need are loaded on first use (src/lib/on-first-use.ts), so an instance that never
+// takes those paths does not keep them resident. A preloaded module records every package Node resolves, by
+// import or require, and reports the list when the instance exits.
+
+const RARE = [
+  'ioredis',
+  'rate-limit-redis',
+  'tldts',
+  'free-email-domains-list',
+  'openid-client',
+  'csv-parse',
+  'csv-stringify',
+  'diff',
+  'multer',
+  'yaml',
+];
+
+const work = mkdtempSync(join(tmpdir(), 'l10n-lazy-packages-'));
+const preload = join(work, 'report-packages.mjs');
+writeFileSync(
+  preload,
+  `import { registerHooks } from 'node:module';
+const loaded = new Set();
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    const resolved = nextResolve(specifier, context);
+    const name = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url ?? '')?.[1];
+    if (name) loaded.add(name);
+    return resolved;
+  },
+});
+process.on('exit', () => process.stderr.write('PACKAGES_LOADED=' + JSON.stringify([...loaded]) + '\\n'));
+`,
+);
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.drop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Starts `node src/main.mjs`, checks it is ready, stops it, and returns the packages it loaded. */
+async function packagesLoaded(env: Record<string, string> = {}): Promise<Set<string>> {
+  const port = await freePort();
+  const instance = await spawnInstance('lazy', port, {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: database.url,
+    NODE_OPTIONS: `--import=${preload}`,
+    ...sharedSecretsEnv,
+    ...env,
+  });
+  expect((await fetch(`${instance.url}/readyz`)).status).toBe(200);
+  await instance.stop();
+  const report = /PACKAGES_LOADED=(\[.*\])/.exec(instance.output.join(''));
+  expect(report, instance.output.join('')).not.toBeNull();
+  return new Set(JSON.parse(report![1]!) as string[]);
+}
+
+describe('packages of rare paths', () => {
+  it('are not loaded by a start', async () => {
+    const loaded = await packagesLoaded();
+    // What every request needs is there: the recorder sees imports and requires alike.
+    expect(loaded).toContain('express');
+    expect(loaded).toContain('oidc-provider');
+    expect(loaded).toContain('pg');
+    expect(RARE.filter((name) => loaded.has(name))).toEqual([]);
+  }, 60_000);
+
+  it('are loaded when their path is configured: Redis counters with REDIS_URL', async () => {
+    const loaded = await packagesLoaded({ REDIS_URL });
+    expect(loaded).toContain('ioredis');
+    expect(loaded).toContain('rate-limit-redis');
+  }, 60_000);
+});
