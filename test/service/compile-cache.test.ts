@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnInstance } from '../support/cluster.ts';
+import { reportOfOneStart } from '../support/cluster.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { freePort } from '../support/ports.ts';
-import { sharedSecretsEnv } from '../support/service.ts';
 
 // src/compile-cache.mjs (npm's postinstall) fills Node's compile cache with every module, so that even the
 // first start after an install never loads Node's TypeScript stripper, which would stay resident for the
@@ -35,21 +33,14 @@ afterAll(async () => {
 
 /** Starts `node src/main.mjs` on this cache folder, stops it, and says whether the stripper was loaded. */
 async function startAndStop(cacheDir: string): Promise<boolean> {
-  const port = await freePort();
-  const instance = await spawnInstance('cached', port, {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: database.url,
-    NODE_COMPILE_CACHE: cacheDir,
-    NODE_OPTIONS: `--import=${preload}`,
-    ...sharedSecretsEnv,
+  const report = await reportOfOneStart({
+    databaseUrl: database.url,
+    preload,
+    marker: 'STRIPPER_LOADED',
+    env: { NODE_COMPILE_CACHE: cacheDir },
   });
-  expect((await fetch(`${instance.url}/readyz`)).status).toBe(200);
-  await instance.stop();
-  const report = /STRIPPER_LOADED=(true|false)/.exec(instance.output.join(''));
-  expect(report, instance.output.join('')).not.toBeNull();
-  return report![1] === 'true';
+  expect(report).toMatch(/^(true|false)$/);
+  return report === 'true';
 }
 
 describe('the compile cache filled at install', () => {

@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnInstance } from '../support/cluster.ts';
+import { reportOfOneStart } from '../support/cluster.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { REDIS_URL } from '../support/environment.ts';
-import { freePort } from '../support/ports.ts';
-import { sharedSecretsEnv } from '../support/service.ts';
 
 // Packages only rare paths need are loaded on first use (src/lib/on-first-use.ts), so an instance that never
 // takes those paths does not keep them resident. A preloaded module records every package Node resolves, by
@@ -52,23 +50,15 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Starts `node src/main.mjs`, checks it is ready, stops it, and returns the packages it loaded. */
+/** The packages a start of the service loaded. */
 async function packagesLoaded(env: Record<string, string> = {}): Promise<Set<string>> {
-  const port = await freePort();
-  const instance = await spawnInstance('lazy', port, {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: database.url,
-    NODE_OPTIONS: `--import=${preload}`,
-    ...sharedSecretsEnv,
-    ...env,
+  const report = await reportOfOneStart({
+    databaseUrl: database.url,
+    preload,
+    marker: 'PACKAGES_LOADED',
+    env,
   });
-  expect((await fetch(`${instance.url}/readyz`)).status).toBe(200);
-  await instance.stop();
-  const report = /PACKAGES_LOADED=(\[.*\])/.exec(instance.output.join(''));
-  expect(report, instance.output.join('')).not.toBeNull();
-  return new Set(JSON.parse(report![1]!) as string[]);
+  return new Set(JSON.parse(report) as string[]);
 }
 
 describe('packages of rare paths', () => {

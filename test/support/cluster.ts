@@ -6,6 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './ports.ts';
+import { sharedSecretsEnv } from './service.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -145,4 +147,34 @@ export async function startBalancer(port: number, backends: Instance[]): Promise
       }),
   };
   return balancer;
+}
+
+/**
+ * One start of `node src/main.mjs` on `databaseUrl` with `preload` imported before the service: checked
+ * ready, stopped (SIGTERM), and what the preload reported at exit as `<marker>=<report>` on a line of its own.
+ * For the suites that ask a start what it loaded.
+ */
+export async function reportOfOneStart(options: {
+  databaseUrl: string;
+  preload: string;
+  marker: string;
+  env?: Record<string, string>;
+}): Promise<string> {
+  const port = await freePort();
+  const instance = await spawnInstance(options.marker, port, {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: options.databaseUrl,
+    NODE_OPTIONS: `--import=${options.preload}`,
+    ...sharedSecretsEnv,
+    ...options.env,
+  });
+  const ready = await fetch(`${instance.url}/readyz`);
+  await instance.stop();
+  const output = instance.output.join('');
+  if (ready.status !== 200) throw new Error(`the service was not ready (${ready.status}):\n${output}`);
+  const report = new RegExp(`^${options.marker}=(.*)$`, 'm').exec(output);
+  if (!report) throw new Error(`the preload reported no ${options.marker}:\n${output}`);
+  return report[1]!;
 }
