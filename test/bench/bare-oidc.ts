@@ -1,34 +1,48 @@
-// The token-endpoint baseline: a bare oidc-provider with its built-in memory adapter, one public client,
-// refresh tokens rotated on every use as ours are. GET /mint?n=… on the second port (not measured) hands out
-// fresh refresh tokens, since every round of the refresh benchmark consumes the ones it started with.
+// The token-endpoint baseline: a bare oidc-provider with its built-in memory adapter, refresh tokens rotated
+// on every use as ours are. GET /mint?n=… on the second port (not measured) hands out fresh refresh tokens,
+// since every round of the refresh benchmark consumes the ones it started with. Two public clients with the
+// same metadata: `bench`, a static client of the configuration (oidc-provider keeps it as an object), and,
+// with `&client=registered`, `bench-registered`, stored in the adapter as dynamic registration stores a
+// client (as all of the service's clients are), which oidc-provider reads and recognises on every grant.
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 
 const CLIENT_ID = 'bench';
+const REGISTERED_CLIENT_ID = 'bench-registered';
+const clientMetadata = {
+  token_endpoint_auth_method: 'none' as const,
+  grant_types: ['authorization_code', 'refresh_token'],
+  redirect_uris: ['http://127.0.0.1/cb'],
+};
 const port = Number(process.env.BARE_OIDC_PORT);
 const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
-  clients: [
-    {
-      client_id: CLIENT_ID,
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-      redirect_uris: ['http://127.0.0.1/cb'],
-    },
-  ],
+  clients: [{ client_id: CLIENT_ID, ...clientMetadata }],
   findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
   rotateRefreshToken: true,
   issueRefreshToken: () => true,
   routes: { token: '/oauth/token' },
 });
+// oidc-provider's models read and write through their `adapter`; the types do not declare it.
+const clientStore = (
+  provider.Client as unknown as { adapter: { upsert(id: string, payload: object): Promise<void> } }
+).adapter;
+// The memory adapter is an LRU of 1,000 entries: a run of the static client's refreshes evicts an unused
+// registered client, so each mint for it stores it again (it stays while its own run uses it).
+const registerClient = () =>
+  clientStore.upsert(REGISTERED_CLIENT_ID, { client_id: REGISTERED_CLIENT_ID, ...clientMetadata });
 provider.listen(port, '127.0.0.1');
 
 const mint = createServer(async (req, res) => {
-  const n = Number(new URL(req.url ?? '/', issuer).searchParams.get('n') ?? '1');
-  const client = (await provider.Client.find(CLIENT_ID))!;
+  const query = new URL(req.url ?? '/', issuer).searchParams;
+  const n = Number(query.get('n') ?? '1');
+  const registered = query.get('client') === 'registered';
+  if (registered) await registerClient();
+  const clientId = registered ? REGISTERED_CLIENT_ID : CLIENT_ID;
+  const client = (await provider.Client.find(clientId))!;
   const tokens: string[] = [];
   for (let i = 0; i < n; i++) {
-    const grant = new provider.Grant({ accountId: 'bench-user', clientId: CLIENT_ID });
+    const grant = new provider.Grant({ accountId: 'bench-user', clientId });
     grant.addOIDCScope('offline_access');
     const grantId = await grant.save();
     const token = new provider.RefreshToken({
@@ -40,9 +54,7 @@ const mint = createServer(async (req, res) => {
     });
     tokens.push(await token.save());
   }
-  res
-    .writeHead(200, { 'content-type': 'application/json' })
-    .end(JSON.stringify({ clientId: CLIENT_ID, tokens }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ clientId, tokens }));
 });
 mint.listen(0, '127.0.0.1', () => {
   const address = mint.address();

@@ -129,8 +129,12 @@ export async function startBareOidc(nodeArgs?: string[]) {
   return {
     child,
     tokenUrl: `http://127.0.0.1:${port}/oauth/token`,
-    async mint(n: number): Promise<{ clientId: string; tokens: string[] }> {
-      return (await fetch(`${listeningUrl(child)}mint?n=${n}`)).json() as never;
+    /** `registered`: for the client stored in the adapter rather than the configuration's (bare-oidc.ts). */
+    async mint(
+      n: number,
+      client: 'static' | 'registered' = 'static',
+    ): Promise<{ clientId: string; tokens: string[] }> {
+      return (await fetch(`${listeningUrl(child)}mint?n=${n}&client=${client}`)).json() as never;
     },
   };
 }
