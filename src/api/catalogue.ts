@@ -49,9 +49,12 @@ export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
   // Parsed by the reference parser's YAML reader (the one openapi-backend loads anyway; YAML 1.2's core
   // schema, as the codegen's parser reads it), so no second YAML package stays loaded.
   const document = (await parse(file)) as OpenApiDocument;
-  // The reference parser reads the file itself, so a reference into another file next to it resolves too;
+  // Resolved from a copy of what was just parsed (the parser replaces references in place, and `document`
+  // keeps them), with the file as its base, so a reference into another file next to it resolves too;
   // nothing is fetched over the network.
-  const resolved = (await dereference(file, { resolve: { http: false } })) as OpenApiDocument;
+  const resolved = (await dereference(file, structuredClone(document), {
+    resolve: { http: false },
+  })) as OpenApiDocument;
   const operations = new Map<string, OperationSpec>();
   for (const [path, item] of Object.entries<OpenApiDocument>(resolved.paths ?? {})) {
     for (const method of METHODS) {
