@@ -82,10 +82,7 @@ try {
     {
       name: 'bare oidc-provider 9, memory adapter, refresh grant',
       pid: bareOidc.child.process.pid!,
-      target: async () => {
-        const minted = await bareOidc.mint(11);
-        return refreshChain(bareOidc.tokenUrl, minted.clientId, minted.tokens);
-      },
+      target: () => bareOidc.refreshTarget(11),
     },
   ];
   for (const service of services) {

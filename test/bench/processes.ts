@@ -4,6 +4,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../support/ports.ts';
+import { refreshChain } from './setup.ts';
+import type { Target } from './wrk.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -114,9 +116,14 @@ export function startBare(
 /** The URL a child that printed `<WORD>_LISTENING <port>` listens on. */
 export const listeningUrl = (child: Child) => `http://127.0.0.1:${child.ready.split(' ')[1]}/`;
 
+/** Fresh grants minted for a round of bare refreshes: enough to renew chains at 6,000 req/s for 10 s. */
+const FRESH_GRANTS = 6000;
+/** With 10 connections, a grant is refreshed about a hundred times before a fresh one replaces it. */
+const RENEW_EVERY = 10;
+
 /**
- * Bare oidc-provider with its memory adapter (bare-oidc.ts): `refreshChain(tokenUrl, …)` refreshes there,
- * starting from tokens `mint(n)` hands out (its second port, not measured).
+ * Bare oidc-provider with its memory adapter (bare-oidc.ts): `refreshTarget(chains)` is a round of its
+ * refresh grant, from tokens `mint(n)` hands out (its second port, not measured).
  */
 export async function startBareOidc(nodeArgs?: string[]) {
   const port = await freePort();
@@ -126,15 +133,23 @@ export async function startBareOidc(nodeArgs?: string[]) {
     /^BARE_OIDC_LISTENING \d+/,
     nodeArgs,
   );
+  const tokenUrl = `http://127.0.0.1:${port}/oauth/token`;
   return {
     child,
-    tokenUrl: `http://127.0.0.1:${port}/oauth/token`,
     /** `registered`: for the client stored in the adapter rather than the configuration's (bare-oidc.ts). */
     async mint(
       n: number,
       client: 'static' | 'registered' = 'static',
     ): Promise<{ clientId: string; tokens: string[] }> {
       return (await fetch(`${listeningUrl(child)}mint?n=${n}&client=${client}`)).json() as never;
+    },
+    /** `chains` chains of rotated refresh tokens, renewed from fresh grants as they go (refreshChain). */
+    async refreshTarget(chains: number, client: 'static' | 'registered' = 'static'): Promise<Target> {
+      const { clientId, tokens } = await this.mint(chains + FRESH_GRANTS, client);
+      return refreshChain(tokenUrl, clientId, tokens.slice(0, chains), {
+        tokens: tokens.slice(chains),
+        renewEvery: RENEW_EVERY,
+      });
     },
   };
 }
