@@ -1,11 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reportOfOneStart } from '../support/cluster.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, expect, it } from 'vitest';
+import { startReports } from '../support/cluster.ts';
 
 // src/compile-cache.mjs (npm's postinstall) fills Node's compile cache with every module, so that even the
 // first start after an install never loads Node's TypeScript stripper, which would stay resident for the
@@ -14,33 +11,17 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
-const work = mkdtempSync(join(tmpdir(), 'l10n-compile-cache-'));
-const preload = join(work, 'report-stripper.mjs');
-writeFileSync(
-  preload,
+const { work, report } = startReports(
+  'STRIPPER_LOADED',
   `process.on('exit', () => process.stderr.write('STRIPPER_LOADED=' +
     process.moduleLoadList.some((name) => name.includes('amaro')) + '\\n'));\n`,
 );
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await database?.drop();
-  rmSync(work, { recursive: true, force: true });
-});
 
 /** Starts `node src/main.mjs` on this cache folder, stops it, and says whether the stripper was loaded. */
 async function startAndStop(cacheDir: string): Promise<boolean> {
-  const report = await reportOfOneStart({
-    databaseUrl: database.url,
-    preload,
-    marker: 'STRIPPER_LOADED',
-    env: { NODE_COMPILE_CACHE: cacheDir },
-  });
-  expect(report).toMatch(/^(true|false)$/);
-  return report === 'true';
+  const loaded = await report({ NODE_COMPILE_CACHE: cacheDir });
+  expect(loaded).toMatch(/^(true|false)$/);
+  return loaded === 'true';
 }
 
 describe('the compile cache filled at install', () => {

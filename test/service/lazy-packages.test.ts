@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reportOfOneStart } from '../support/cluster.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, expect, it } from 'vitest';
+import { startReports } from '../support/cluster.ts';
 import { REDIS_URL } from '../support/environment.ts';
 
 // Packages only rare paths need are loaded on first use (src/lib/on-first-use.ts), so an instance that never
@@ -23,10 +19,8 @@ const RARE = [
   'yaml',
 ];
 
-const work = mkdtempSync(join(tmpdir(), 'l10n-lazy-packages-'));
-const preload = join(work, 'report-packages.mjs');
-writeFileSync(
-  preload,
+const { report } = startReports(
+  'PACKAGES_LOADED',
   `import { registerHooks } from 'node:module';
 const loaded = new Set();
 registerHooks({
@@ -40,25 +34,10 @@ registerHooks({
 process.on('exit', () => process.stderr.write('PACKAGES_LOADED=' + JSON.stringify([...loaded]) + '\\n'));
 `,
 );
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await database?.drop();
-  rmSync(work, { recursive: true, force: true });
-});
 
 /** The packages a start of the service loaded. */
 async function packagesLoaded(env: Record<string, string> = {}): Promise<Set<string>> {
-  const report = await reportOfOneStart({
-    databaseUrl: database.url,
-    preload,
-    marker: 'PACKAGES_LOADED',
-    env,
-  });
-  return new Set(JSON.parse(report) as string[]);
+  return new Set(JSON.parse(await report(env)) as string[]);
 }
 
 describe('packages of rare paths', () => {

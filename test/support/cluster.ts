@@ -3,9 +3,13 @@
 // that an instance can be killed the way a machine dies (SIGKILL). Also one such process polled until
 // ready, for the suites that start the service as a newcomer or an operator would.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './ports.ts';
 import { sharedSecretsEnv } from './service.ts';
 
@@ -150,15 +154,36 @@ export async function startBalancer(port: number, backends: Instance[]): Promise
 }
 
 /**
- * One start of `node src/main.mjs` on `databaseUrl` with `preload` imported before the service: checked
- * ready, stopped (SIGTERM), and what the preload reported at exit as `<marker>=<report>` on a line of its own.
- * For the suites that ask a start what it loaded.
+ * For the suites that ask a start of `node src/main.mjs` what it loaded. `preload` is the text of a module
+ * imported before the service that reports at exit as `<marker>=<report>` on a line of its own. Call at the
+ * top of a test file: it writes the preload into a work folder (also the suite's own, `work`) and makes a
+ * test database, both removed after the file's tests. `report(env)` is one start: checked ready, stopped
+ * (SIGTERM), and what the preload reported.
  */
-export async function reportOfOneStart(options: {
+export function startReports(marker: string, preload: string) {
+  const work = mkdtempSync(join(tmpdir(), 'l10n-start-report-'));
+  const preloadFile = join(work, 'preload.mjs');
+  writeFileSync(preloadFile, preload);
+  let database: TestDatabase | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database?.drop();
+    rmSync(work, { recursive: true, force: true });
+  });
+  return {
+    work,
+    report: (env: Record<string, string> = {}) =>
+      reportOfOneStart({ databaseUrl: database!.url, preload: preloadFile, marker, env }),
+  };
+}
+
+async function reportOfOneStart(options: {
   databaseUrl: string;
   preload: string;
   marker: string;
-  env?: Record<string, string>;
+  env: Record<string, string>;
 }): Promise<string> {
   const port = await freePort();
   const instance = await spawnInstance(options.marker, port, {
