@@ -1,45 +1,18 @@
-// Reads shared by the resources an account owns (projects, models, tokens): a page of them, and one of
-// them by handle, always scoped to the account the pipeline authorized.
+// Reads shared by the resources an account owns (projects, models): a page of them, and one of them by
+// handle, always scoped to the account the pipeline authorized.
 import { type EntityName, ReferenceKind } from '@mikro-orm/core';
-import { isoTimestamp } from '../db/columns.ts';
+import { isoTimestamp, type PlainRow } from '../db/columns.ts';
 import { keysetPages, page, pageRequest } from './pagination.ts';
 import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
 
-type AccountScoped = Pick<OperationContext, 'em' | 'query' | 'target'>;
 type PlainRead = Pick<OperationContext, 'service' | 'sql' | 'query' | 'target'>;
 
 /**
- * One page of the target account's rows of `entity`, oldest first, as the list operations of account-owned
- * resources answer it. `rows` is the page itself, for lookups a serializer needs (authors, creators).
- */
-export async function findAccountPage<T extends { id: string }>(op: AccountScoped, entity: EntityName<T>) {
-  const request = pageRequest(op.query);
-  const where = {
-    account: op.target!.accountId,
-    ...(request.afterId ? { id: { $gt: request.afterId } } : {}),
-  };
-  const fetched = (await op.em.find(entity, where as never, {
-    orderBy: { id: 'asc' } as never,
-    limit: request.limit + 1,
-  })) as T[];
-  return {
-    rows: fetched.slice(0, request.limit),
-    body: <U>(serialize: (row: T) => U) => page(fetched, request, serialize),
-  };
-}
-
-/** An entity's row as a plain read answers it: its timestamps already as the ISO 8601 text the API sends. */
-export type PlainRow<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
-
-/** An entity's timestamp (a Date) or a plain row's (its ISO 8601 text), as the API sends it. */
-export const isoTime = (value: Date | string): string =>
-  typeof value === 'string' ? value : value.toISOString();
-
-/**
- * The same page as plain rows (properties named as on the entity, relations as their ids), for lists whose
- * serializer reads only the row's own columns: no entity is built, and no query is built either (the SQL is
- * made once per entity from its metadata), which was most of a list's CPU time.
+ * One page of the target account's rows of `entity`, oldest first, as plain rows (properties named as on the
+ * entity, relations as their ids), for lists whose serializer reads only the row's own columns: no entity is
+ * built, and no query is built either (the SQL is made once per entity from its metadata), which was most of
+ * a list's CPU time.
  */
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { generateAccountToken } from '../authz/account-tokens.ts';
 import { isScope, type Scope } from '../authz/scopes.ts';
+import { isoTime, type PlainRow } from '../db/columns.ts';
 import { AccountToken, type IAccount, type IAccountToken } from '../db/entities/index.ts';
 
 const DAY_MS = 86_400_000;
@@ -71,15 +72,34 @@ export function issueAccountToken(
   return { row, secret: token };
 }
 
-function tokenStatus(token: IAccountToken, now: Date): 'active' | 'expired' | 'revoked' {
+/** What a token's representation is made of: its own columns (the entity or a plain row). */
+type TokenFields = Pick<
+  IAccountToken,
+  | 'id'
+  | 'name'
+  | 'description'
+  | 'scopes'
+  | 'tokenPrefix'
+  | 'expiresAt'
+  | 'lastUsedAt'
+  | 'revokedAt'
+  | 'createdAt'
+>;
+
+/** A token as a plain read of its columns answers it (timestamps as ISO 8601 text). */
+export type TokenRow = PlainRow<TokenFields>;
+
+function tokenStatus(token: TokenFields | TokenRow, now: Date): 'active' | 'expired' | 'revoked' {
   if (token.revokedAt) return 'revoked';
-  if (token.expiresAt && token.expiresAt <= now) return 'expired';
+  if (token.expiresAt && new Date(token.expiresAt) <= now) return 'expired';
   return 'active';
 }
 
+const isoTimeOrNull = (value: Date | string | null | undefined) => (value ? isoTime(value) : null);
+
 /** Never the secret or its hash: only what tells tokens apart and says what they can do. */
 export function serializeToken(
-  token: IAccountToken,
+  token: TokenFields | TokenRow,
   accountHandle: string,
   createdBy: string,
   now = new Date(),
@@ -93,10 +113,10 @@ export function serializeToken(
     scopes: token.scopes.filter(isScope),
     tokenPrefix: token.tokenPrefix,
     status: tokenStatus(token, now),
-    expiresAt: token.expiresAt?.toISOString() ?? null,
-    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
-    revokedAt: token.revokedAt?.toISOString() ?? null,
-    createdAt: token.createdAt.toISOString(),
+    expiresAt: isoTimeOrNull(token.expiresAt),
+    lastUsedAt: isoTimeOrNull(token.lastUsedAt),
+    revokedAt: isoTimeOrNull(token.revokedAt),
+    createdAt: isoTime(token.createdAt),
     createdBy,
   };
 }

@@ -1,8 +1,9 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
+import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { findAccountRows, findByHandle, isoTime, type PlainRow } from '../account-resources.ts';
+import { findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 

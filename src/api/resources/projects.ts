@@ -1,7 +1,8 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
+import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
-import { findAccountRows, findByHandle, isoTime, type PlainRow } from '../account-resources.ts';
+import { findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 

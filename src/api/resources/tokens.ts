@@ -1,24 +1,42 @@
 import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
+import { isoTimestamp } from '../../db/columns.ts';
 import { Account, AccountToken } from '../../db/entities/index.ts';
-import { childTokenExpiry, issueAccountToken, serializeToken, TOKEN_LIMITS } from '../../domain/tokens.ts';
-import { userHandles } from '../../domain/users.ts';
-import { findAccountPage } from '../account-resources.ts';
+import {
+  childTokenExpiry,
+  issueAccountToken,
+  serializeToken,
+  TOKEN_LIMITS,
+  type TokenRow,
+} from '../../domain/tokens.ts';
+import { keysetPages, page, pageRequest } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
 
+/**
+ * A page of an account's tokens with each creator's handle (their personal account's), in one statement
+ * and as plain rows: no entity is built for a list that only reads.
+ */
+const tokenPage = keysetPages(
+  `select t.id, t.name, t.description, t.scopes, t.token_prefix as "tokenPrefix",
+          ${isoTimestamp('t.expires_at')} as "expiresAt", ${isoTimestamp('t.last_used_at')} as "lastUsedAt",
+          ${isoTimestamp('t.revoked_at')} as "revokedAt", ${isoTimestamp('t.created_at')} as "createdAt",
+          coalesce(creator.handle, '') as "createdBy"
+     from account_tokens t
+     left join accounts creator on creator.user_id = t.created_by_id
+    where t.account_id = ?`,
+  't.id',
+);
+
 export const tokenHandlers = {
   async listTokens(op) {
-    const found = await findAccountPage(op, AccountToken);
-    // Creators are named by their personal account's handle, fetched for the whole page at once.
-    const handleOf = await userHandles(
-      op.em,
-      found.rows.map((t) => t.createdBy.id),
-    );
+    const request = pageRequest(op.query);
+    const { statement, params } = tokenPage(op.target!.accountId, request);
+    const rows = await op.sql<(TokenRow & { createdBy: string })[]>(statement, params);
     const now = new Date();
     return {
       status: 200,
-      body: found.body((t) => serializeToken(t, op.target!.handle, handleOf.get(t.createdBy.id) ?? '', now)),
+      body: page(rows, request, (t) => serializeToken(t, op.target!.handle, t.createdBy, now)),
     };
   },
 
