@@ -1,5 +1,6 @@
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isoTimestamp } from '../db/columns.ts';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { userHandles } from '../domain/users.ts';
 import { assertIfMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
@@ -44,6 +45,10 @@ interface VersionStatements {
   latest: PreparedStatement;
   current: PreparedStatement;
   named: PreparedStatement;
+  /** A page of the history after a version number, with each author's handle (versionHistory). */
+  page: PreparedStatement;
+  /** The version number of the row a cursor names, in this account's history. */
+  cursor: PreparedStatement;
 }
 const statementsByHistory = new WeakMap<object, VersionStatements>();
 
@@ -60,6 +65,11 @@ function statementsOf(history: Pick<History<VersionRow>, 'table' | 'readColumns'
       latest: prepared(`select coalesce(max(version), 0)::int as version from ${table} where account_id = ?`),
       current: summary('v.account_id = ?'),
       named: summary('v.account_id = ? and v.version = ?'),
+      page: prepared(`select v.id, v.version, v.change_note as "changeNote",
+          ${isoTimestamp('v.created_at')} as "createdAt", a.handle as author
+        from ${table} v left join accounts a on a.user_id = v.author_id
+        where v.account_id = ? and v.version > ? order by v.version limit ?`),
+      cursor: prepared(`select version from ${table} where id = ? and account_id = ?`),
     };
     statementsByHistory.set(history, statements);
   }
@@ -174,46 +184,41 @@ export function flushNewVersion<T extends VersionRow>(op: OperationContext, hist
 export async function versionHistory<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
-): Promise<{ rows: T[]; request: PageRequest; authors: Map<string, string> }> {
-  const account = op.target!.account;
+): Promise<{ rows: HistoryRow[]; request: PageRequest }> {
+  const accountId = op.target!.accountId;
+  const statements = statementsOf(history);
   const request = pageRequest(op.query);
   let afterVersion = 0;
   if (request.afterId) {
-    const after = await op.em.findOne(
-      history.entity,
-      { id: request.afterId, account: account.id } as FilterQuery<T>,
-      { fields: ['version'] as never },
-    );
+    const [after] = await op.sql<{ version: number }[]>(statements.cursor, [request.afterId, accountId]);
     if (!after) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
     afterVersion = after.version;
   }
-  const rows = (await op.em.find(
-    history.entity,
-    { account: account.id, version: { $gt: afterVersion } } as FilterQuery<T>,
-    { orderBy: { version: 'asc' } as never, limit: request.limit + 1 },
-  )) as T[];
-  const authors = await userHandles(
-    op.em,
-    rows.map((row) => row.author?.id),
-  );
-  return { rows, request, authors };
+  const rows = await op.sql<HistoryRow[]>(statements.page, [accountId, afterVersion, request.limit + 1]);
+  return { rows, request };
+}
+
+/** A version as the history lists it, read as a plain row with its author's handle. */
+export interface HistoryRow {
+  id: string;
+  version: number;
+  changeNote: string;
+  /** ISO 8601, formatted by PostgreSQL. */
+  createdAt: string;
+  author: string | null;
 }
 
 export async function authorHandle(em: EntityManager, row: VersionRow): Promise<string | null> {
-  const authors = await userHandles(em, [row.author?.id]);
-  return authorOf(row, authors);
-}
-
-function authorOf(row: VersionRow, authors: Map<string, string>): string | null {
-  return (row.author && authors.get(row.author.id)) ?? null;
+  const id = row.author?.id;
+  return id ? ((await userHandles(em, [id])).get(id) ?? null) : null;
 }
 
 /** The fields every history item has. */
-export function versionSummary(row: VersionRow, authors: Map<string, string>) {
+export function versionSummary(row: HistoryRow) {
   return {
     version: row.version,
     changeNote: row.changeNote,
-    author: authorOf(row, authors),
-    createdAt: row.createdAt.toISOString(),
+    author: row.author,
+    createdAt: row.createdAt,
   };
 }

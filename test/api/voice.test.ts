@@ -99,6 +99,7 @@ describe('voice through the generated SDK', () => {
   });
 
   it('pages through the history with a cursor, oldest first', async () => {
+    const saves = [];
     for (const note of ['a', 'b', 'c']) {
       const saved = await sdk.saveVoice({
         client: ada.client,
@@ -106,6 +107,17 @@ describe('voice through the generated SDK', () => {
         body: { changeNote: note },
       });
       expect(saved.response.status).toBe(201);
+      saves.push(saved.data!);
+    }
+    // The history reads plain rows, a save answers from its entity: each item says what the save said.
+    const listed = await history(ada, 'acme');
+    for (const { version, changeNote, author, createdAt } of saves) {
+      expect(listed.find((item) => item.version === version)).toEqual({
+        version,
+        changeNote,
+        author,
+        createdAt,
+      });
     }
     const seen: number[] = [];
     let cursor: string | undefined;

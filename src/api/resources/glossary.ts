@@ -395,7 +395,7 @@ export const glossaryHandlers = {
   },
 
   async listGlossaryVersions(op) {
-    const { rows, request, authors } = await versionHistory(op, GLOSSARY);
+    const { rows, request } = await versionHistory(op, GLOSSARY);
     const counts = await entryCounts(
       op,
       rows.slice(0, request.limit).map((row) => row.id),
@@ -403,7 +403,7 @@ export const glossaryHandlers = {
     return {
       status: 200,
       body: page(rows, request, (row) => ({
-        ...versionSummary(row, authors),
+        ...versionSummary(row),
         entryCount: counts.get(row.id) ?? 0,
       })),
     };

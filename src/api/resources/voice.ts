@@ -109,7 +109,7 @@ export const voiceHandlers = {
   },
 
   async listVoiceVersions(op) {
-    const { rows, request, authors } = await versionHistory(op, VOICE);
-    return { status: 200, body: page(rows, request, (row) => versionSummary(row, authors)) };
+    const { rows, request } = await versionHistory(op, VOICE);
+    return { status: 200, body: page(rows, request, versionSummary) };
   },
 } satisfies Partial<Handlers>;
