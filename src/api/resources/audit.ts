@@ -1,6 +1,5 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
-import { Account, AuditEvent, type IAuditEvent } from '../../db/entities/index.ts';
-import { userHandles } from '../../domain/users.ts';
+import { isoTimestamp } from '../../db/columns.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
 
@@ -11,56 +10,73 @@ import type { Handlers } from '../pipeline.ts';
 const DOORS: readonly unknown[] = ['rest', 'mcp', 'web'] satisfies Schemas.AuditEvent['door'][];
 const isDoor = (value: unknown): value is NonNullable<Schemas.AuditEvent['door']> => DOORS.includes(value);
 
-function serializeEvent(event: IAuditEvent, handleOf: Map<string, string>): Schemas.AuditEvent {
-  const { door, requestId, ...details } = event.details as Record<string, unknown>;
-  const userId = event.actorUser?.id;
+/** An event as the list reads it: a plain row, its time as ISO 8601 text and its actor as a handle. */
+interface EventRow {
+  id: string;
+  occurredAt: string;
+  action: string;
+  resourceType: string;
+  resourceId: string | null;
+  actorHandle: string | null;
+  actorTokenId: string | null;
+  actorClientId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  details: Record<string, unknown>;
+}
+
+function serializeEvent(event: EventRow): Schemas.AuditEvent {
+  const { door, requestId, ...details } = event.details;
   return {
     id: event.id,
-    occurredAt: event.occurredAt.toISOString(),
+    occurredAt: event.occurredAt,
     action: event.action,
     resourceType: event.resourceType,
-    resourceId: event.resourceId ?? null,
-    actor: {
-      user: userId ? (handleOf.get(userId) ?? null) : null,
-      tokenId: event.actorTokenId ?? null,
-      clientId: event.actorClientId ?? null,
-    },
+    resourceId: event.resourceId,
+    actor: { user: event.actorHandle, tokenId: event.actorTokenId, clientId: event.actorClientId },
     door: isDoor(door) ? door : null,
-    ip: event.ip ?? null,
-    userAgent: event.userAgent ?? null,
+    ip: event.ip,
+    userAgent: event.userAgent,
     requestId: typeof requestId === 'string' && requestId !== '' ? requestId : null,
     details,
   };
 }
 
+const EVENT_COLUMNS = `e.id, ${isoTimestamp('e.occurred_at')} as "occurredAt", e.action,
+  e.resource_type as "resourceType", e.resource_id as "resourceId", actor.handle as "actorHandle",
+  e.actor_token_id as "actorTokenId", e.actor_client_id as "actorClientId", e.ip,
+  e.user_agent as "userAgent", e.details`;
+
 export const auditHandlers = {
   async listAuditEvents(op) {
     const request = pageRequest(op.query);
-    const where: Record<string, unknown> = { account: op.target!.accountId };
-    if (request.afterId) where.id = { $gt: request.afterId };
-    if (op.query.action) where.action = op.query.action;
-    if (op.query.since || op.query.until) {
-      where.occurredAt = {
-        ...(op.query.since ? { $gte: new Date(op.query.since) } : {}),
-        ...(op.query.until ? { $lt: new Date(op.query.until) } : {}),
-      };
-    }
+    // Only the filters given go into the statement, each with its value as a parameter, so the planner
+    // sees the keyset condition as an index bound whatever else is asked.
+    const conditions = ['e.account_id = ?'];
+    const values: unknown[] = [op.target!.accountId];
+    const where = (condition: string, value: unknown) => {
+      conditions.push(condition);
+      values.push(value);
+    };
+    if (request.afterId) where('e.id > ?', request.afterId);
+    if (op.query.action) where('e.action = ?', op.query.action);
+    if (op.query.since) where('e.occurred_at >= ?', new Date(op.query.since));
+    if (op.query.until) where('e.occurred_at < ?', new Date(op.query.until));
+    // An unknown person did nothing here: an empty page, not a 404 that would tell who exists.
     if (op.query.actor) {
-      const actor = await op.em.findOne(
-        Account,
-        { handle: op.query.actor, kind: 'user' },
-        { fields: ['user'] },
+      where(
+        `e.actor_user_id = (select user_id from accounts where handle = ? and kind = 'user')`,
+        op.query.actor,
       );
-      // An unknown person did nothing here: an empty page, not a 404 that would tell who exists.
-      if (!actor?.user) return { status: 200, body: { items: [], nextCursor: null } };
-      where.actorUser = actor.user.id;
     }
     // Time-ordered ids (UUIDv7): id order is the order events were recorded in.
-    const rows = await op.em.find(AuditEvent, where, { orderBy: { id: 'asc' }, limit: request.limit + 1 });
-    const handleOf = await userHandles(
-      op.em,
-      rows.map((e) => e.actorUser?.id),
+    const rows = await op.sql<EventRow[]>(
+      `select ${EVENT_COLUMNS}
+         from audit_events e left join accounts actor on actor.user_id = e.actor_user_id
+        where ${conditions.join(' and ')}
+        order by e.id limit ?`,
+      [...values, request.limit + 1],
     );
-    return { status: 200, body: page(rows, request, (e) => serializeEvent(e, handleOf)) };
+    return { status: 200, body: page(rows, request, serializeEvent) };
   },
 } satisfies Partial<Handlers>;
