@@ -2,6 +2,7 @@
 // handle, always scoped to the account the pipeline authorized.
 import { type EntityName, ReferenceKind } from '@mikro-orm/core';
 import { isoTimestamp, type PlainRow } from '../db/columns.ts';
+import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { keysetPages, page, pageRequest } from './pagination.ts';
 import type { OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
@@ -16,21 +17,41 @@ type PlainRead = Pick<OperationContext, 'service' | 'sql' | 'query' | 'target'>;
  */
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
   const request = pageRequest(op.query);
-  const { statement, params } = pagesOf(op.service.orm, entity)(op.target!.accountId, request);
+  const { statement, params } = statementsOf(op.service.orm, entity).pages(op.target!.accountId, request);
   const fetched = await op.sql<PlainRow<T>[]>(statement, params);
   // Typed as the entity's row for the serializer's sake; a relation is only its id here, so a serializer
   // given these rows takes the row's own columns (a Pick of the entity) and nothing else.
   return { body: <U>(serialize: (row: PlainRow<T>) => U) => page(fetched, request, serialize) };
 }
 
-const pageStatements = new Map<unknown, ReturnType<typeof keysetPages>>();
+/**
+ * The target account's row of `entity` with this handle as a plain row, for reads that only show it, or a
+ * 404 naming what was looked for. A write that changes the row reads it with findByHandle instead.
+ */
+export async function findAccountRow<T extends { id: string }>(
+  op: PlainRead,
+  entity: EntityName<T>,
+  handle: string,
+  noun: string,
+): Promise<PlainRow<T>> {
+  const { byHandle } = statementsOf(op.service.orm, entity);
+  const [row] = await op.sql<PlainRow<T>[]>(byHandle, [op.target!.accountId, handle]);
+  if (!row) throw problems.notFound(`No ${noun} "${handle}" in "${op.target!.handle}".`);
+  return row;
+}
+
+interface AccountRowStatements {
+  pages: ReturnType<typeof keysetPages>;
+  byHandle: PreparedStatement;
+}
+const statementsByEntity = new Map<unknown, AccountRowStatements>();
 
 /**
- * The statements of an entity's pages (`select <every own column as its property name> from <table> where
- * account_id = ? …`), made once per entity.
+ * The plain reads of an entity an account owns (`select <every own column as its property name> from
+ * <table> where account_id = ? …`): its pages, and one row by handle; made once per entity.
  */
-function pagesOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
-  let found = pageStatements.get(entity);
+function statementsOf<T extends object>(orm: PlainRead['service']['orm'], entity: EntityName<T>) {
+  let found = statementsByEntity.get(entity);
   if (!found) {
     const meta = orm.getMetadata().get(entity);
     const own = meta.props.filter(
@@ -41,8 +62,9 @@ function pagesOf<T extends object>(orm: PlainRead['service']['orm'], entity: Ent
       // Timestamps as the API's text, formatted by PostgreSQL (two per row: cheaper there than in Node).
       return `${prop.runtimeType === 'Date' ? isoTimestamp(`"${column}"`) : `"${column}"`} as "${prop.name}"`;
     });
-    found = keysetPages(`select ${columns.join(', ')} from "${meta.tableName}" where account_id = ?`, 'id');
-    pageStatements.set(entity, found);
+    const select = `select ${columns.join(', ')} from "${meta.tableName}" where account_id = ?`;
+    found = { pages: keysetPages(select, 'id'), byHandle: prepared(`${select} and handle = ?`) };
+    statementsByEntity.set(entity, found);
   }
   return found;
 }

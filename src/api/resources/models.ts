@@ -3,7 +3,7 @@ import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { AccountModel, type IAccountModel } from '../../db/entities/index.ts';
 import { assertModelBaseUrl, clearOtherDefaults, sealModelApiKey } from '../../domain/models.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { findAccountRows, findByHandle } from '../account-resources.ts';
+import { findAccountRow, findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -37,7 +37,8 @@ export const modelHandlers = {
   },
 
   async getModel(op) {
-    return { status: 200, body: serializeModel(await findModel(op), op.target!.handle) };
+    const model = await findAccountRow(op, AccountModel, op.params.modelHandle!, 'model');
+    return { status: 200, body: serializeModel(model, op.target!.handle) };
   },
 
   async createModel(op) {

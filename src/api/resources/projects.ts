@@ -2,7 +2,7 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
-import { findAccountRows, findByHandle } from '../account-resources.ts';
+import { findAccountRow, findAccountRows, findByHandle } from '../account-resources.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -67,7 +67,8 @@ export const projectHandlers = {
   },
 
   async getProject(op) {
-    return { status: 200, body: serializeProject(await findProject(op), op.target!.handle) };
+    const project = await findAccountRow(op, Project, op.params.project!, 'project');
+    return { status: 200, body: serializeProject(project, op.target!.handle) };
   },
 
   async updateProject(op) {
