@@ -13,7 +13,7 @@ import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
-import { findOrganization } from './organizations.ts';
+import { findOrganization, findOrganizationId } from './organizations.ts';
 
 // Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
 
@@ -59,10 +59,10 @@ export const identityHandlers = {
   },
 
   async listDomains(op) {
-    const organization = await findOrganization(op);
+    const organizationId = await findOrganizationId(op);
     const rows = await op.em.find(
       OrganizationDomain,
-      { organization: organization.id },
+      { organization: organizationId },
       { orderBy: { domain: 'asc' } },
     );
     return { status: 200, body: { items: rows.map(serializeDomain) } };
@@ -128,9 +128,9 @@ export const identityHandlers = {
   },
 
   async getIdentityProvider(op) {
-    const organization = await findOrganization(op);
-    const row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
-    if (!row) throw problems.notFound(`"${organization.account.handle}" has no identity provider.`);
+    const organizationId = await findOrganizationId(op);
+    const row = await op.em.findOne(OrganizationSignInProvider, { organization: organizationId });
+    if (!row) throw problems.notFound(`"${op.target!.handle}" has no identity provider.`);
     return { status: 200, body: serializeProvider(row, op.service.config.baseUrl) };
   },
 

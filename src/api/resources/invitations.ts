@@ -15,7 +15,7 @@ import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement, ProblemResponse } from '../pipeline.ts';
 import { problems } from '../problem.ts';
-import { findOrganization, serializeOrganization } from './organizations.ts';
+import { findOrganization, findOrganizationId, serializeOrganization } from './organizations.ts';
 
 interface InvitationRow {
   id: string;
@@ -132,16 +132,16 @@ async function answer(op: OperationContext, invitation: IInvitation, status: 'ac
 
 export const invitationHandlers = {
   async listInvitations(op) {
-    const organization = await findOrganization(op);
+    const organizationId = await findOrganizationId(op);
     const request = pageRequest(op.query);
-    const rows = await invitationRows(op.sql, organization.id, {
+    const rows = await invitationRows(op.sql, organizationId, {
       status: op.query.status ?? 'pending',
       afterId: request.afterId,
       limit: request.limit + 1,
     });
     return {
       status: 200,
-      body: page(rows, request, (row) => serializeInvitation(row, organization.account.handle)),
+      body: page(rows, request, (row) => serializeInvitation(row, op.target!.handle)),
     };
   },
 
