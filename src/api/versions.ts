@@ -1,4 +1,4 @@
-import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import type { EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoTimestamp } from '../db/columns.ts';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
@@ -84,25 +84,6 @@ async function latestVersion<T extends VersionRow>(
   return row?.version ?? 0;
 }
 
-/** The version named by the `version` query parameter, or the current one; 404 when there is none. */
-export async function findVersion<T extends VersionRow>(
-  op: OperationContext,
-  history: History<T>,
-  populate: string[] = [],
-): Promise<T> {
-  const requested = op.query.version === undefined ? undefined : Number(op.query.version);
-  const where = {
-    account: op.target!.accountId,
-    ...(requested ? { version: requested } : {}),
-  } as FilterQuery<T>;
-  const row = await op.em.findOne(history.entity, where, {
-    orderBy: { version: 'desc' } as never,
-    populate: populate as never,
-  });
-  if (row) return row as T;
-  throw noVersion(op, history, requested);
-}
-
 /** A version as a read shows it: its own fields and its author's handle. */
 export interface VersionSummaryRow {
   id: string;
@@ -113,15 +94,15 @@ export interface VersionSummaryRow {
 }
 
 /**
- * The version findVersion finds, as one plain statement that brings the author's handle along (and the
- * history's readColumns): no entity to hydrate and no second query for the author, for reads that only
- * show the version.
+ * The version named by the `version` query parameter (or `requested`), or the current one, as one plain
+ * statement that brings the author's handle along (and the history's readColumns): no entity to hydrate
+ * and no second query for the author, for reads that only show the version. 404 when there is none.
  */
 export async function findVersionSummary<T extends VersionRow, Extra extends object = object>(
   op: OperationContext,
   history: History<T>,
+  requested: number | undefined = op.query.version === undefined ? undefined : Number(op.query.version),
 ): Promise<VersionSummaryRow & Extra> {
-  const requested = op.query.version === undefined ? undefined : Number(op.query.version);
   const statements = statementsOf(history);
   const [row] = await op.sql<(Omit<VersionSummaryRow & Extra, 'createdAt'> & { createdAt: string | Date })[]>(
     requested ? statements.named : statements.current,

@@ -23,7 +23,6 @@ import type { HandlerResponse, Handlers, OperationContext } from '../pipeline.ts
 import { problems } from '../problem.ts';
 import {
   authorHandle,
-  findVersion,
   findVersionSummary,
   flushNewVersion,
   type History,
@@ -346,10 +345,7 @@ export const glossaryHandlers = {
     const cursor = readSearchCursor(op.query.cursor);
     const limit: number = op.query.limit ?? 20;
     const requested = cursor?.version ?? (isGiven(op.query.version) ? Number(op.query.version) : undefined);
-    const row = await findVersion(
-      { ...op, query: { ...op.query, version: requested } } as OperationContext,
-      GLOSSARY,
-    );
+    const row = await findVersionSummary(op, GLOSSARY, requested);
     const where = ['glossary_version_id = ?', 'position > ?'];
     const params: unknown[] = [row.id, cursor?.after ?? -1];
     if (isGiven(op.query.termPrefix)) {

@@ -156,7 +156,6 @@ export const AuditEvent = defineEntity({
     details: p.json<Record<string, unknown>>().onCreate(() => ({})),
   },
 });
-export type IAuditEvent = InferEntity<typeof AuditEvent>;
 
 /** Storage for oidc-provider models; see src/oauth/adapter.ts. */
 export const OidcModel = defineEntity({
