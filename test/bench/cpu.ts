@@ -8,6 +8,8 @@
 //   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
 //     compare with, its node_modules linked) on the same database, and alternate the two in every round;
 //   CPU_ONLY=rest,mcp,refresh,bare: which requests (words of their names); CPU_ROUNDS (5), CPU_SECONDS (5): round shape;
+//   CPU_ONLY=reads: instead, every read of the API (each GET operation of openapi.yaml, on data made for them),
+//     to find a read that costs more than the rest (a hydrated entity, a second query);
 //   CPU_CONNECTIONS (10); CPU_PROF=<dir>: every process measured writes a V8 CPU profile there when it stops
 //     (node test/bench/profile-summary.ts <file> sums one by package).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -112,6 +114,9 @@ try {
       },
     );
   }
+  if (only?.includes('reads')) {
+    for (const service of services) subjects.push(...(await everyRead(service, auth, services.length > 1)));
+  }
   const chosen = subjects.filter((s) => !only || only.some((word) => s.name.includes(word)));
 
   for (let round = 0; round < rounds; round++) {
@@ -138,6 +143,59 @@ try {
   for (const name of databases)
     await admin(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {});
   rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * A subject for every GET operation of the API, each path filled in with data this makes first (a voice
+ * version, a model, an organization with an invitation, tokens), so that every read answers 200.
+ */
+async function everyRead(
+  service: { url: string; pid: number; label: string },
+  auth: Record<string, string>,
+  labelled: boolean,
+): Promise<Subject[]> {
+  const api = `${service.url}/api/v1`;
+  const org = `reads-${service.pid}`;
+  const made: [method: string, path: string, body: object][] = [
+    ['PUT', '/accounts/bench/voice', { changeNote: 'for the reads' }],
+    ['POST', '/accounts/bench/models', { handle: `m${service.pid}`, model: 'openai:gpt-4o' }],
+    ['POST', '/organizations', { handle: org, displayName: 'Reads' }],
+    ['POST', `/organizations/${org}/invitations`, { email: `reads-${service.pid}@example.com` }],
+    ...Array.from({ length: 5 }, (_, i): [string, string, object] => [
+      'POST',
+      '/accounts/bench/tokens',
+      { name: `r${i}`, scopes: ['project:read'] },
+    ]),
+  ];
+  for (const [method, path, body] of made) {
+    const answer = await fetch(api + path, {
+      method,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
+  }
+  const fill: Record<string, string> = {
+    account: 'bench',
+    project: 'p0',
+    modelHandle: `m${service.pid}`,
+    org,
+  };
+  const document = readFileSync(join(import.meta.dirname, '..', '..', 'openapi.yaml'), 'utf8');
+  const paths = [...document.matchAll(/^ {2}(\/api\/\S+):\n {4}get:/gm)].map((match) => match[1]!);
+  const reads: Subject[] = [];
+  for (const template of paths) {
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => fill[name] ?? name);
+    const url = `${service.url}${path}`;
+    const status = (await fetch(url, { headers: auth })).status;
+    // Reads that need what the bench data does not have (an identity provider) are left out, and said so.
+    if (status !== 200) console.error(`reads: GET ${path} answers ${status}; not measured`);
+    else {
+      const name = `reads: GET ${path}${labelled ? ` (${service.label})` : ''}`;
+      reads.push({ name, pid: service.pid, target: async () => ({ url, headers: auth }) });
+    }
+  }
+  return reads;
 }
 
 console.log(

@@ -20,13 +20,16 @@ const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 /**
  * A sampling heap profile of what outlives the young generation: allocations a scavenge did not free (they
  * were promoted to the old space), whether or not a later full collection frees them. That is what grows
- * the old space under a steady load.
+ * the old space under a steady load. With `all`, of every allocation: what fills the young generation and
+ * so sets how often a scavenge stops the requests in flight.
  */
 interface ProfileMessage {
   probe: 'heap-profile';
   action: 'start' | 'stop';
   /** Where `stop` writes the profile (.heapprofile, for Chrome DevTools or heap-profile-summary). */
   file?: string;
+  /** Every allocation, the ones a scavenge frees too: what makes the young generation fill up. */
+  all?: boolean;
 }
 
 let session: Session | undefined;
@@ -39,7 +42,7 @@ process.on('message', async (message: ProbeMessage | ProfileMessage) => {
       await session.post('HeapProfiler.startSampling', {
         samplingInterval: 16384,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: false,
+        includeObjectsCollectedByMinorGC: message.all === true,
       });
     } else if (session) {
       const { profile } = await session.post('HeapProfiler.stopSampling');

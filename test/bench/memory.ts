@@ -10,6 +10,7 @@
 //   MEMORY_DETAIL=1: also print V8's heap spaces and the resident memory by kind of mapping;
 //   MEMORY_HEAP_PROFILE=<file>: a sampling heap profile, over the batches, of the allocations that outlived
 //   the young generation (what grows the old space); summarise it with test/bench/heap-profile-summary.ts;
+//   MEMORY_HEAP_PROFILE_ALL=1: that profile of every allocation instead (what sets how often a scavenge runs);
 //   MEMORY_NODE_FLAGS: more flags for the service's node (`--max-semi-space-size=16`, `--trace-gc-nvp`);
 //   MEMORY_SERVICE_OUTPUT=<file>: what the service writes to stdout (where `--trace-gc-nvp` goes).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -31,6 +32,7 @@ const connections = Number(process.env.MEMORY_CONNECTIONS ?? 10);
 const snapshots = process.env.MEMORY_SNAPSHOTS;
 const detail = process.env.MEMORY_DETAIL === '1';
 const heapProfile = process.env.MEMORY_HEAP_PROFILE;
+const heapProfileAll = process.env.MEMORY_HEAP_PROFILE_ALL === '1';
 const nodeFlags = (process.env.MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const serviceOutput = process.env.MEMORY_SERVICE_OUTPUT;
 
@@ -119,7 +121,7 @@ function heapProfiler(child: ChildProcess, action: 'start' | 'stop', file?: stri
       resolve();
     };
     child.on('message', onMessage);
-    child.send({ probe: 'heap-profile', action, file });
+    child.send({ probe: 'heap-profile', action, file, all: heapProfileAll });
   });
 }
 
