@@ -116,7 +116,7 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
     authenticator: createAuthenticator({
       verifiers: [accountTokens, ...(options.extraVerifiers ?? [])],
       acceptsAtDoor: options.acceptsAtDoor ?? (() => true),
-      em: () => service.orm.em.fork(),
+      runPrepared: service.runPrepared,
       cacheMs: service.config.authCacheSeconds * 1000,
     }),
     challenge: options.challenge,

@@ -11,11 +11,12 @@
 // This holds across any number of instances with no message to deliver or miss, and a revocation is in
 // force everywhere from the moment it commits.
 import { hash } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { prepared, type RunPrepared } from '../db/prepared.ts';
 import type { BearerVerifier, Caller, Door } from './caller.ts';
 
 /** A subquery giving the current credential epoch, to ride along in a statement a request sends anyway. */
 export const CREDENTIAL_EPOCH_SUBQUERY = '(select value::text from credential_epoch)';
+const EPOCH = prepared(`select ${CREDENTIAL_EPOCH_SUBQUERY} as value`);
 
 /** How many verified callers one instance keeps at most; the oldest entry goes first. */
 const MAX_ENTRIES = 10_000;
@@ -46,8 +47,8 @@ export interface AuthenticatorOptions {
   verifiers: BearerVerifier[];
   /** Whether a caller's credential may be used at this door (OAuth audience binding). */
   acceptsAtDoor(caller: Caller, door: Door): boolean;
-  /** A fresh entity manager for the epoch reads. */
-  em(): EntityManager;
+  /** Runs the epoch read: a statement of its own on every request that no account statement confirms. */
+  runPrepared: RunPrepared;
   /** How long a verified caller may be reused; 0 turns the cache off. */
   cacheMs: number;
 }
@@ -63,9 +64,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const entries = new Map<string, Entry>();
 
   const readEpoch = async () => {
-    const [row] = await options
-      .em()
-      .execute<{ value: string }[]>(`select ${CREDENTIAL_EPOCH_SUBQUERY} as value`);
+    const [row] = await options.runPrepared<{ value: string }>(EPOCH, []);
     return row!.value;
   };
 
