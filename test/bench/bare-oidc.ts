@@ -1,9 +1,10 @@
 // The token-endpoint baseline: a bare oidc-provider with its built-in memory adapter (given a larger store,
 // below), refresh tokens rotated on every use as ours are. GET /mint?n=… on the second port (not measured)
-// hands out fresh refresh tokens, since every round of the refresh benchmark consumes the ones it started with. Two public clients with the
-// same metadata: `bench`, a static client of the configuration (oidc-provider keeps it as an object), and,
-// with `&client=registered`, `bench-registered`, stored in the adapter as dynamic registration stores a
-// client (as all of the service's clients are), which oidc-provider reads and recognises on every grant.
+// hands out fresh refresh tokens, since every round of the refresh benchmark consumes the ones it started
+// with. Two public clients with the same metadata: `bench`, a static client of the configuration
+// (oidc-provider keeps it as an object), and, with `&client=registered`, `bench-registered`, stored in the
+// adapter as dynamic registration stores a client (as all of the service's clients are), which
+// oidc-provider reads and recognises on every grant.
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 // @ts-expect-error: oidc-provider's own memory adapter and its LRU, internal modules without type declarations

@@ -15,6 +15,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadCatalogue } from '../../src/api/catalogue.ts';
 import { type Child, listeningUrl, startBare, startBareOidc, startService } from './processes.ts';
 import {
   admin,
@@ -181,8 +182,8 @@ async function everyRead(
     modelHandle: `m${service.pid}`,
     org,
   };
-  const document = readFileSync(join(import.meta.dirname, '..', '..', 'openapi.yaml'), 'utf8');
-  const paths = [...document.matchAll(/^ {2}(\/api\/\S+):\n {4}get:/gm)].map((match) => match[1]!);
+  const { operations } = await loadCatalogue();
+  const paths = [...operations.values()].filter((spec) => spec.method === 'get').map((spec) => spec.path);
   const reads: Subject[] = [];
   for (const template of paths) {
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => fill[name] ?? name);
