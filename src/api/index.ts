@@ -106,7 +106,7 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   // router, in rest-router.ts) and holds the validators.
   await api.init();
   const policy = await loadPolicy(service.config.policyDir);
-  const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.orm.em.fork(), token);
+  const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.runPrepared, token);
   const pipeline = createPipeline({
     service,
     catalogue,

@@ -1,7 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountToken } from '../db/entities/index.ts';
+import { prepared, type RunPrepared } from '../db/prepared.ts';
 import type { Caller } from './caller.ts';
 import { isScope, type Scope } from './scopes.ts';
 
@@ -56,35 +55,39 @@ export function looksLikeAccountToken(token: string): boolean {
   return token.slice(-CHECKSUM_LENGTH) === encodeChecksum(crc32(secret));
 }
 
+/** An account token by its hash, with what decides whether it still works (its account, its app's grant). */
+const TOKEN_BY_HASH = prepared(
+  `select t.id, t.token_hash, t.scopes, t.created_by_id, t.expires_at, t.revoked_at, t.last_used_at,
+          t.oauth_grant_id, g.id is not null as grant_found, g.expires_at as grant_expires_at,
+          a.id as account_id, a.kind as account_kind
+     from account_tokens t join accounts a on a.id = t.account_id
+     left join oidc_models g on g.model = 'Grant' and g.id = t.oauth_grant_id
+    where t.token_hash = ?`,
+);
+const MARK_USED = prepared('update account_tokens set last_used_at = ? where id = ?');
+
 /**
  * Verifies an account token: found by its hash (the hash is the unique key, so the lookup is an index
  * probe and no secret is compared in SQL), compared again in constant time, not revoked, not expired,
  * and, when an OAuth app created it, that app's grant still there (not disconnected, replayed or expired).
+ * Prepared, on the pool: every request with a token the verified-caller cache does not hold comes here,
+ * and any revocation anywhere empties that cache on every instance.
  */
 export async function verifyAccountToken(
-  em: EntityManager,
+  runPrepared: RunPrepared,
   token: string,
   now = new Date(),
 ): Promise<Caller | null> {
   if (!looksLikeAccountToken(token)) return null;
   const hash = hashToken(token);
-  // Every authenticated request passes here: one indexed read, no entity hydration.
-  const [row] = await em.getConnection().execute<TokenRow[]>(
-    `select t.id, t.token_hash, t.scopes, t.created_by_id, t.expires_at, t.revoked_at, t.last_used_at,
-            t.oauth_grant_id, g.id is not null as grant_found, g.expires_at as grant_expires_at,
-            a.id as account_id, a.kind as account_kind
-       from account_tokens t join accounts a on a.id = t.account_id
-       left join oidc_models g on g.model = 'Grant' and g.id = t.oauth_grant_id
-      where t.token_hash = ?`,
-    [hash],
-  );
+  const [row] = await runPrepared<TokenRow>(TOKEN_BY_HASH, [hash]);
   if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
   if (row.revoked_at || (row.expires_at && new Date(row.expires_at) <= now)) return null;
   if (row.oauth_grant_id && !row.grant_found) return null;
   const expiresAt = earliest(row.expires_at, row.oauth_grant_id ? row.grant_expires_at : null);
   if (expiresAt && expiresAt <= now) return null;
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-    await em.nativeUpdate(AccountToken, { id: row.id }, { lastUsedAt: now });
+    await runPrepared(MARK_USED, [now, row.id]);
   }
   const scopes = new Set(row.scopes.filter(isScope) as Scope[]);
   return {

@@ -132,6 +132,19 @@ const READ_AHEAD = prepared(
        left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
 );
 
+/**
+ * A row by each column oidc-provider looks models up by, prepared: the access-token verifier's two look-ups
+ * (the token, its grant) run on every MCP or REST request whose OAuth token the verified-caller cache does
+ * not hold, and the sign-in pages look up a session and an interaction on every step.
+ */
+const FIND_BY = {
+  id: prepared('select payload, consumed_at from oidc_models where model = ? and id = ? limit 1'),
+  uid: prepared('select payload, consumed_at from oidc_models where model = ? and uid = ? limit 1'),
+  user_code: prepared(
+    'select payload, consumed_at from oidc_models where model = ? and user_code = ? limit 1',
+  ),
+} as const;
+
 class PgAdapter implements Adapter {
   readonly #model: string;
   readonly #options: AdapterOptions;
@@ -279,11 +292,7 @@ class PgAdapter implements Adapter {
     // PostgreSQL text cannot hold NUL, so nothing stored has one; asking anyway is a driver error (a 500
     // for `client_id=%00`) where the answer is simply "no such client, code or session".
     if (value.includes('\u0000')) return undefined;
-    const rows = await this.#db.execute<Row[]>(
-      `select payload, consumed_at from oidc_models where model = ? and ${column} = ? limit 1`,
-      [this.#model, value],
-    );
-    const row = rows[0];
+    const [row] = await this.#options.runPrepared<Row>(FIND_BY[column], [this.#model, value]);
     return row ? this.#fromRow(row) : undefined;
   }
 

@@ -7,7 +7,9 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:cpu
 //   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
 //     compare with, its node_modules linked) on the same database, and alternate the two in every round;
-//   CPU_ONLY=rest,mcp,refresh,bare: which requests (words of their names); CPU_ROUNDS (5), CPU_SECONDS (5): round shape;
+//   CPU_ONLY=rest,mcp,OAuth,refresh,bare: which requests (words of their names); CPU_ROUNDS (5), CPU_SECONDS (5):
+//     round shape; the service's settings come from the environment (AUTH_CACHE_SECONDS=0: every request
+//     looks its token up, the cost of a token the verified-caller cache does not hold);
 //   CPU_ONLY=reads: instead, every read of the API (each GET operation of openapi.yaml, on data made for them),
 //     to find a read that costs more than the rest (a hydrated entity, a second query);
 //   CPU_CONNECTIONS (10); CPU_PROF=<dir>: every process measured writes a V8 CPU profile there when it stops
@@ -22,6 +24,7 @@ import {
   benchServerUrl,
   databases,
   mcpListProjects,
+  oauthAgent,
   pipelineStatements,
   prepareDatabase,
   refreshChain,
@@ -91,6 +94,7 @@ try {
   for (const service of services) {
     const suffix = services.length > 1 ? ` (${service.label})` : '';
     const refresh = await refreshTokenSource(service.url, `cpu${service.pid}`);
+    const agent = await oauthAgent(service.url, `agent${service.pid}`);
     subjects.push(
       {
         name: `rest list projects${suffix}`,
@@ -106,6 +110,11 @@ try {
         name: `mcp 2026-07-28 tools/call list_projects${suffix}`,
         pid: service.pid,
         target: async () => mcpListProjects(service.url, auth, '2026-07-28'),
+      },
+      {
+        name: `mcp 2026-07-28 tools/call list_projects, OAuth access token${suffix}`,
+        pid: service.pid,
+        target: async () => mcpListProjects(service.url, agent.auth, '2026-07-28', agent.handle),
       },
       {
         name: `refresh grant${suffix}`,

@@ -174,13 +174,28 @@ export async function refreshTokenSource(url: string, prefix: string) {
   return { clientId: client.client_id, mint };
 }
 
+/**
+ * An agent connected over OAuth the way a person connects one (a public client, sign-up, consent, the code
+ * exchanged with no resource named, so for the MCP door): its access token and the handle of its user's own
+ * account, whose projects the token may list (`project:read`).
+ */
+export async function oauthAgent(url: string, prefix: string) {
+  const service = { url, config: {} } as never;
+  const { client, redirectUri } = await registerPublicClient(service);
+  const handle = `${prefix}${Date.now().toString(36)}`;
+  const authorized = await authorize(service, new CookieJar(), client, redirectUri, { handle, create: true });
+  const { access_token } = await exchangeCode(service, client, redirectUri, authorized);
+  return { auth: { authorization: `Bearer ${access_token}` }, handle };
+}
+
 /** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `bench`. */
 export function mcpListProjects(
   serviceUrl: string,
   auth: Record<string, string>,
   revision: '2025-06-18' | '2026-07-28' = '2025-06-18',
+  account = 'bench',
 ) {
-  const call = { name: 'list_projects', arguments: { account: 'bench' } };
+  const call = { name: 'list_projects', arguments: { account } };
   // At 2026-07-28 there is no initialize: every request carries the `_meta` envelope and the Mcp-Method and
   // Mcp-Name headers, and the answer is plain JSON instead of the legacy one-message event stream.
   const modern = revision === '2026-07-28';

@@ -34,6 +34,33 @@ describe.each([
   const service = useService(() => startTestService(env));
   const db = useDatabaseClient(service);
 
+  it('looks up a token the verified-caller cache does not hold, and an OAuth model, as named statements', async () => {
+    const grace = await createTestUser(service, `grace${setting}`);
+    const { sent } = recorder!;
+    sent.length = 0;
+    // A token just made in the database: its first request is the cold look-up.
+    const me = await sdk.getCurrentUser({ client: grace.client });
+    expect(me.response.status).toBe(200);
+    // An authorization request looks its client up through the OAuth storage.
+    const authorize = await fetch(
+      `${service.url}/oauth/authorize?client_id=no-such-client&response_type=code`,
+      {
+        redirect: 'manual',
+      },
+    );
+    expect(authorize.status).toBe(400);
+    const expectNaming = (pattern: RegExp) => {
+      const statements = sent.filter((statement) => pattern.test(statement.text));
+      expect(statements.length).toBeGreaterThan(0);
+      for (const statement of statements) {
+        if (setting === 'on') expect(statement.name).toMatch(/^s/);
+        else expect(statement.name).toBeUndefined();
+      }
+    };
+    expectNaming(/from account_tokens t join accounts a .* where t\.token_hash = \$1/s);
+    expectNaming(/from oidc_models where model = \$1 and id = \$2/);
+  });
+
   it('lists pages the same before and after a migration adds columns under the running service', async () => {
     const ada = await createTestUser(service, `ada${setting}`);
     for (const handle of ['one', 'two', 'three']) {
