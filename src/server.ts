@@ -9,6 +9,7 @@ import { seedDemoIfEmpty } from './domain/seed.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { startMemoryReducer } from './lib/memory-reducer.ts';
 import { startMetricsServer } from './lib/metrics.ts';
+import { isProbe } from './lib/probes.ts';
 
 export interface RunningServer {
   url: string;
@@ -62,7 +63,7 @@ export async function startServer(
   const port = (server.address() as AddressInfo).port;
   const memoryReducer =
     config.memoryReduceIdleSeconds > 0
-      ? startMemoryReducer(server, { idleMs: config.memoryReduceIdleSeconds * 1000 })
+      ? startMemoryReducer(server, { idleMs: config.memoryReduceIdleSeconds * 1000, ignore: isProbe })
       : undefined;
   if (config.memoryReduceIdleSeconds > 0 && !memoryReducer) {
     logger.warn('this Node offers no memory-reducing collection; MEMORY_REDUCE_IDLE_SECONDS has no effect');

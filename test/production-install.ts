@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadOrCreateDevSecrets } from '../src/config/dev-secrets.ts';
 import { freePort } from './support/ports.ts';
+import { startArguments } from './support/start-command.ts';
 
 const repo = join(import.meta.dirname, '..');
 const serverUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -87,7 +88,7 @@ try {
     DEV_LOGIN: _l,
     ...inherited
   } = process.env;
-  service = spawn(process.execPath, ['src/main.mjs'], {
+  service = spawn(process.execPath, startArguments(app), {
     cwd: app,
     env: {
       ...inherited,
@@ -111,7 +112,9 @@ try {
     output += d;
   });
   const exited = once(service, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  step(`started ${process.execPath} (Node ${process.versions.node}) src/main.mjs on port ${port}`);
+  step(
+    `started ${process.execPath} (Node ${process.versions.node}) ${startArguments(app).join(' ')} on port ${port}`,
+  );
 
   const url = `http://127.0.0.1:${port}`;
   let ready: { status: number; body: string } | undefined;

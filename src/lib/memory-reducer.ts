@@ -1,15 +1,20 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 // V8 grows its young generation under start-up's allocation (to 2 x 64 MB here: Node is built without
 // pointer compression) and keeps the pages; after a load it keeps the old-space pages of its last full
-// collection as well. It would give them back in a memory-reducing collection, which a browser asks for
-// when a tab goes idle, but Node never tells V8 that it is idle: an idle service stayed at about 310 MB
-// after start and at the high mark of its last load for as long as it ran. So the service asks itself, once
-// after start and whenever it has been idle for a while after serving requests: one memory-reducing full
-// collection, about 100 ms of one core, took RSS after start from 309 to 175 MB (docs/performance.md).
-// Under load V8 grows the young generation again as it needs; nothing is capped.
+// collection as well. It gives them back in a memory-reducing collection. V8 has its own trigger for one,
+// its "memory reducer": some seconds after a full collection, if allocation is low at that moment, it runs
+// two. That fires in any pause of a few seconds between bursts of requests, and the next burst starts on a
+// small heap and regrows it with extra full collections, which the requests in flight wait for (p99 at 32
+// connections 29-36 ms with it, 18-25 ms without; docs/performance.md).
+//
+// So the service takes that decision itself and runs with V8's trigger off (`--no-memory-reducer`, which
+// `npm start` passes; V8 reads it only at start, so it cannot be set from here): one memory-reducing full
+// collection right after it starts listening (about 100 ms of one core; RSS after start 309 -> 175 MB), and
+// another whenever no request other than a probe has run for MEMORY_REDUCE_IDLE_SECONDS after it served
+// some. Under load V8 grows the young generation again as it needs; nothing is capped.
 
 type Collect = () => void;
 
@@ -40,6 +45,8 @@ export interface MemoryReducer {
 export interface MemoryReducerOptions {
   /** How long no request may have run before the memory is given back. */
   idleMs: number;
+  /** Requests that are not traffic (probes, scrapes): they neither count as activity nor hold a collection off. */
+  ignore?: (req: IncomingMessage) => boolean;
   /** For tests: the collection and the clock. */
   collect?: Collect;
   now?: () => number;
@@ -49,8 +56,9 @@ export interface MemoryReducerOptions {
 
 /**
  * Gives V8's unused memory back once the server has been idle for `idleMs` after serving requests, and once
- * at once (start-up's garbage). Undefined where the collection cannot be asked for. Requests in flight (a stream too) hold it off; a quiet server is not collected
- * again until it has served something.
+ * at once (start-up's garbage). Undefined where the collection cannot be asked for. Requests in flight (a
+ * stream too) hold it off, probes (`ignore`) do not; a quiet server is not collected again until it has
+ * served something.
  */
 export function startMemoryReducer(server: Server, options: MemoryReducerOptions): MemoryReducer | undefined {
   const collect = options.collect ?? memoryReducingCollection();
@@ -60,7 +68,8 @@ export function startMemoryReducer(server: Server, options: MemoryReducerOptions
   let lastActivity = now();
   let servedSinceCollection = false;
 
-  const onRequest = (_req: unknown, res: { once(event: 'close', listener: () => void): void }) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    if (options.ignore?.(req)) return;
     inFlight++;
     servedSinceCollection = true;
     res.once('close', () => {

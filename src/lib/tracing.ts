@@ -2,6 +2,7 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT is set. Off, none of the SDK is even loaded. The SDK reads the standard
 // OTEL_* variables itself (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*, headers, …).
 import type { Config } from '../config/index.ts';
+import { isProbe } from './probes.ts';
 
 export interface Tracing {
   /** Flushes the spans still buffered and stops the exporter; call last on shutdown. */
@@ -37,7 +38,7 @@ export async function startTracing(config: Pick<Config, 'otlpEndpoint'>): Promis
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes every few seconds would drown the traces that matter.
-        ignoreIncomingRequestHook: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? ''),
+        ignoreIncomingRequestHook: isProbe,
       }),
       new ExpressInstrumentation(),
       new PgInstrumentation(),

@@ -28,12 +28,12 @@ async function holdingServer() {
     });
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     /** Sends a request; once the server holds it, resolves to the pending answer (wrapped, not awaited). */
-    async start(): Promise<{ answered: Promise<Response> }> {
+    async start(path = '/'): Promise<{ answered: Promise<Response> }> {
       const before = waiting.length;
-      const answered = fetch(url);
+      const answered = fetch(url + path);
       while (waiting.length === before) await new Promise((resolve) => setImmediate(resolve));
       return { answered };
     },
@@ -69,6 +69,38 @@ describe('the memory reducer', () => {
     expect(collections).toBe(2);
     clock += 5000;
     expect(reducer.tick()).toBe(false); // nothing served since that collection
+  });
+
+  it('leaves probes out: they neither count as traffic nor hold a collection off', async () => {
+    const held = await holdingServer();
+    let clock = 0;
+    let collections = 0;
+    reducer = startMemoryReducer(server!, {
+      idleMs: 1000,
+      collect: () => collections++,
+      now: () => clock,
+      manual: true,
+      ignore: (req) => req.url === '/healthz',
+    })!;
+    const answer = async (path: string) => {
+      const { answered } = await held.start(path);
+      await held.release();
+      expect((await answered).status).toBe(204);
+    };
+    await answer('/healthz');
+    clock += 5000;
+    expect(reducer.tick()).toBe(false); // probes alone: nothing was served since the collection at start
+
+    await answer('/');
+    for (let i = 0; i < 3; i++) {
+      clock += 400;
+      await answer('/healthz'); // an orchestrator probing more often than idleMs
+    }
+    const probe = await held.start('/healthz');
+    expect(reducer.tick()).toBe(true); // 1.2 s since the request, with a probe in flight
+    expect(collections).toBe(2);
+    await held.release();
+    expect((await probe.answered).status).toBe(204);
   });
 
   it("V8's collection gives back the young generation a burst of surviving allocations grew", async () => {
