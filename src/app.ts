@@ -7,7 +7,7 @@ import { errorHandler } from './http-errors.ts';
 import { accessLog } from './lib/access-log.ts';
 import { CSP_DIRECTIVES } from './lib/csp.ts';
 import { metricsEndpoint } from './lib/metrics.ts';
-import { isProbe } from './lib/probes.ts';
+import { isHealthProbe } from './lib/probes.ts';
 import { requestContext } from './lib/request-context.ts';
 import { createMcp } from './mcp/index.ts';
 import { audienceAccepts, createOAuthServer } from './oauth/index.ts';
@@ -28,7 +28,7 @@ export async function createApp(ctx: ServiceContext): Promise<App> {
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(ctx.metrics.timeRequests);
-  app.use(accessLog(ctx.logger, { ignore: isProbe }));
+  app.use(accessLog(ctx.logger, { ignore: isHealthProbe }));
   app.use(requestContext);
   app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES } }));
   app.use(assetRoutes());
