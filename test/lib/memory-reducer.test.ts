@@ -5,7 +5,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MemoryReducer, startMemoryReducer } from '../../src/lib/memory-reducer.ts';
+import {
+  type MemoryReducer,
+  type MemoryReducerOptions,
+  startMemoryReducer,
+} from '../../src/lib/memory-reducer.ts';
 
 let server: Server | undefined;
 let reducer: MemoryReducer | undefined;
@@ -42,63 +46,61 @@ async function holdingServer() {
   };
 }
 
+/** A reducer on the server with a clock the test moves and a collection it counts; idle after 1 s. */
+function manualReducer(options: Pick<MemoryReducerOptions, 'ignore'> = {}) {
+  const at = { clock: 0, collections: 0 };
+  reducer = startMemoryReducer(server!, {
+    idleMs: 1000,
+    collect: () => at.collections++,
+    now: () => at.clock,
+    manual: true,
+    ...options,
+  })!;
+  return at;
+}
+
 describe('the memory reducer', () => {
   it('collects once at start, then only after serving requests and an idle period with none in flight', async () => {
     const held = await holdingServer();
-    let clock = 0;
-    let collections = 0;
-    reducer = startMemoryReducer(server!, {
-      idleMs: 1000,
-      collect: () => collections++,
-      now: () => clock,
-      manual: true,
-    })!;
-    expect(collections).toBe(1);
-    clock += 5000;
-    expect(reducer.tick()).toBe(false); // nothing served since
+    const at = manualReducer();
+    expect(at.collections).toBe(1);
+    at.clock += 5000;
+    expect(reducer!.tick()).toBe(false); // nothing served since
 
     const { answered } = await held.start();
-    clock += 5000;
-    expect(reducer.tick()).toBe(false); // a request in flight
+    at.clock += 5000;
+    expect(reducer!.tick()).toBe(false); // a request in flight
     await held.release();
     expect((await answered).status).toBe(204);
-    clock += 500;
-    expect(reducer.tick()).toBe(false); // idle, but not for long enough
-    clock += 500;
-    expect(reducer.tick()).toBe(true);
-    expect(collections).toBe(2);
-    clock += 5000;
-    expect(reducer.tick()).toBe(false); // nothing served since that collection
+    at.clock += 500;
+    expect(reducer!.tick()).toBe(false); // idle, but not for long enough
+    at.clock += 500;
+    expect(reducer!.tick()).toBe(true);
+    expect(at.collections).toBe(2);
+    at.clock += 5000;
+    expect(reducer!.tick()).toBe(false); // nothing served since that collection
   });
 
   it('leaves probes out: they neither count as traffic nor hold a collection off', async () => {
     const held = await holdingServer();
-    let clock = 0;
-    let collections = 0;
-    reducer = startMemoryReducer(server!, {
-      idleMs: 1000,
-      collect: () => collections++,
-      now: () => clock,
-      manual: true,
-      ignore: (req) => req.url === '/healthz',
-    })!;
+    const at = manualReducer({ ignore: (req) => req.url === '/healthz' });
     const answer = async (path: string) => {
       const { answered } = await held.start(path);
       await held.release();
       expect((await answered).status).toBe(204);
     };
     await answer('/healthz');
-    clock += 5000;
-    expect(reducer.tick()).toBe(false); // probes alone: nothing was served since the collection at start
+    at.clock += 5000;
+    expect(reducer!.tick()).toBe(false); // probes alone: nothing was served since the collection at start
 
     await answer('/');
     for (let i = 0; i < 3; i++) {
-      clock += 400;
+      at.clock += 400;
       await answer('/healthz'); // an orchestrator probing more often than idleMs
     }
     const probe = await held.start('/healthz');
-    expect(reducer.tick()).toBe(true); // 1.2 s since the request, with a probe in flight
-    expect(collections).toBe(2);
+    expect(reducer!.tick()).toBe(true); // 1.2 s since the request, with a probe in flight
+    expect(at.collections).toBe(2);
     await held.release();
     expect((await probe.answered).status).toBe(204);
   });
