@@ -188,7 +188,7 @@ export async function oauthAgent(url: string, prefix: string) {
   return { auth: { authorization: `Bearer ${access_token}` }, handle };
 }
 
-/** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `bench`. */
+/** The MCP request both benchmarks measure, as an agent sends it: tools/call list_projects of `account`. */
 export function mcpListProjects(
   serviceUrl: string,
   auth: Record<string, string>,
