@@ -69,6 +69,12 @@ export async function startServer(
     logger.warn('this Node offers no memory-reducing collection; MEMORY_REDUCE_IDLE_SECONDS has no effect');
   }
   started.push(async () => memoryReducer?.stop());
+  if (!process.execArgv.includes('--no-memory-reducer')) {
+    // Started some other way than `npm start` (docs/operations.md): it works, with a longer tail after pauses.
+    logger.info(
+      'node runs without --no-memory-reducer: V8 shrinks the heap in pauses of a few seconds and the next requests wait for it to grow back',
+    );
+  }
   const metricsServer =
     config.metrics.port === undefined
       ? undefined

@@ -1,4 +1,4 @@
-// Several real service processes (`node src/main.mjs`, as `npm start` runs it) behind a small round-robin
+// Several real service processes (started as `npm start` starts them) behind a small round-robin
 // load balancer of the test's own, for the multi-instance suite. Processes, not in-process servers, so
 // that an instance can be killed the way a machine dies (SIGKILL). Also one such process polled until
 // ready, for the suites that start the service as a newcomer or an operator would.
@@ -12,6 +12,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './ports.ts';
 import { sharedSecretsEnv } from './service.ts';
+import { startArguments } from './start-command.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -28,12 +29,16 @@ export interface Instance {
 }
 
 /**
- * Starts `node src/main.mjs` with exactly `env`, adds it to `children` (for the suite to kill), and polls
+ * Starts the service as `npm start` does, with exactly `env`, adds it to `children` (for the suite to kill), and polls
  * its /readyz (about 30 seconds at most, less if it exits): the start-up the first-run and production
  * suites share. `ready` says whether it answered 200; `output` is everything it wrote so far.
  */
 export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]) {
-  const child = spawn(process.execPath, ['src/main.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, startArguments(ROOT), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (d) => {
@@ -54,14 +59,14 @@ export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, 
   return { child, exited, ready, output: () => output };
 }
 
-/** Starts `node src/main.mjs` with exactly `env` (plus PATH) and resolves once it listens. */
+/** Starts the service as `npm start` does, with exactly `env` (plus PATH), and resolves once it listens. */
 export async function spawnInstance(
   name: string,
   port: number,
   env: Record<string, string>,
 ): Promise<Instance> {
   const output: string[] = [];
-  const child: ChildProcess = spawn(process.execPath, ['src/main.mjs'], {
+  const child: ChildProcess = spawn(process.execPath, startArguments(ROOT), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -154,7 +159,7 @@ export async function startBalancer(port: number, backends: Instance[]): Promise
 }
 
 /**
- * For the suites that ask a start of `node src/main.mjs` what it loaded. `preload` is the text of a module
+ * For the suites that ask a start of the service what it loaded. `preload` is the text of a module
  * imported before the service that reports at exit as `<marker>=<report>` on a line of its own. Call at the
  * top of a test file: it writes the preload into a work folder (also the suite's own, `work`) and makes a
  * test database, both removed after the file's tests. `report(env)` is one start: checked ready, stopped
