@@ -88,7 +88,8 @@ try {
     DEV_LOGIN: _l,
     ...inherited
   } = process.env;
-  service = spawn(process.execPath, startArguments(app), {
+  const start = startArguments(app);
+  service = spawn(process.execPath, start, {
     cwd: app,
     env: {
       ...inherited,
@@ -112,9 +113,7 @@ try {
     output += d;
   });
   const exited = once(service, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  step(
-    `started ${process.execPath} (Node ${process.versions.node}) ${startArguments(app).join(' ')} on port ${port}`,
-  );
+  step(`started ${process.execPath} (Node ${process.versions.node}) ${start.join(' ')} on port ${port}`);
 
   const url = `http://127.0.0.1:${port}`;
   let ready: { status: number; body: string } | undefined;

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../support/ports.ts';
-import { startArguments } from '../support/start-command.ts';
+import { startFlags } from '../support/start-command.ts';
 import { admin, databases, prepareDatabase } from './setup.ts';
 import { type Target, wrk } from './wrk.ts';
 
@@ -56,7 +56,7 @@ async function startService(databaseUrl: string) {
     process.execPath,
     [
       // As npm start runs it (its V8 flags).
-      ...startArguments(root).slice(0, -1),
+      ...startFlags(root),
       ...nodeFlags,
       '--expose-gc',
       '--import',

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../support/ports.ts';
-import { startArguments } from '../support/start-command.ts';
+import { startFlags } from '../support/start-command.ts';
 import { refreshChain } from './setup.ts';
 import type { Target } from './wrk.ts';
 
@@ -76,8 +76,6 @@ export async function startService(options: {
   checkout?: string;
 }): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  // As npm start runs it (its V8 flags), in the checkout measured.
-  const startFlags = startArguments(options.checkout ?? root).slice(0, -1);
   const child = await startChild(
     'src/main.mjs',
     {
@@ -96,7 +94,8 @@ export async function startService(options: {
       ...options.env,
     },
     /listening on/,
-    [...startFlags, ...(options.nodeArgs ?? [])],
+    // As npm start runs it (its V8 flags), in the checkout measured.
+    [...startFlags(options.checkout ?? root), ...(options.nodeArgs ?? [])],
     options.checkout,
   );
   return { child, url: `http://127.0.0.1:${port}` };

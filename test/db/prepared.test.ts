@@ -34,6 +34,20 @@ describe.each([
   const service = useService(() => startTestService(env));
   const db = useDatabaseClient(service);
 
+  /**
+   * The recorded statements whose text matches, at least one: each named (prepared) with the setting on,
+   * unnamed with it off.
+   */
+  const namedAsSet = (pattern: RegExp) => {
+    const statements = recorder!.sent.filter((statement) => pattern.test(statement.text));
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) {
+      if (setting === 'on') expect(statement.name).toMatch(/^s/);
+      else expect(statement.name).toBeUndefined();
+    }
+    return statements;
+  };
+
   it('looks up a token the verified-caller cache does not hold, and an OAuth model, as named statements', async () => {
     const grace = await createTestUser(service, `grace${setting}`);
     const { sent } = recorder!;
@@ -49,16 +63,8 @@ describe.each([
       },
     );
     expect(authorize.status).toBe(400);
-    const expectNaming = (pattern: RegExp) => {
-      const statements = sent.filter((statement) => pattern.test(statement.text));
-      expect(statements.length).toBeGreaterThan(0);
-      for (const statement of statements) {
-        if (setting === 'on') expect(statement.name).toMatch(/^s/);
-        else expect(statement.name).toBeUndefined();
-      }
-    };
-    expectNaming(/from account_tokens t join accounts a .* where t\.token_hash = \$1/s);
-    expectNaming(/from oidc_models where model = \$1 and id = \$2/);
+    namedAsSet(/from account_tokens t join accounts a .* where t\.token_hash = \$1/s);
+    namedAsSet(/from oidc_models where model = \$1 and id = \$2/);
   });
 
   it('lists pages the same before and after a migration adds columns under the running service', async () => {
@@ -90,13 +96,9 @@ describe.each([
     const { sent } = recorder!;
     sent.length = 0;
     expect(await pages()).toEqual(['one', 'two', 'three']);
-    const accountStatements = sent.filter((s) => /from accounts a where a\.handle/.test(s.text));
-    expect(accountStatements.length).toBeGreaterThan(0);
-    for (const statement of accountStatements) {
+    for (const statement of namedAsSet(/from accounts a where a\.handle/)) {
       // Placeholders are numbered for PostgreSQL either way; only the name makes it prepared.
       expect(statement.text).toContain('a.handle = $2');
-      if (setting === 'on') expect(statement.name).toMatch(/^s/);
-      else expect(statement.name).toBeUndefined();
     }
 
     await db.query('alter table accounts add column added_by_a_newer_version integer');

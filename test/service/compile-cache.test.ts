@@ -17,7 +17,7 @@ const { work, report } = startReports(
     process.moduleLoadList.some((name) => name.includes('amaro')) + '\\n'));\n`,
 );
 
-/** Starts `node src/main.mjs` on this cache folder, stops it, and says whether the stripper was loaded. */
+/** Starts the service on this cache folder, stops it, and says whether the stripper was loaded. */
 async function startAndStop(cacheDir: string): Promise<boolean> {
   const loaded = await report({ NODE_COMPILE_CACHE: cacheDir });
   expect(loaded).toMatch(/^(true|false)$/);

@@ -29,9 +29,9 @@ export interface Instance {
 }
 
 /**
- * Starts the service as `npm start` does, with exactly `env`, adds it to `children` (for the suite to kill), and polls
- * its /readyz (about 30 seconds at most, less if it exits): the start-up the first-run and production
- * suites share. `ready` says whether it answered 200; `output` is everything it wrote so far.
+ * Starts the service as `npm start` does, with exactly `env`, adds it to `children` (for the suite to
+ * kill), and polls its /readyz (about 30 seconds at most, less if it exits): the start-up the first-run and
+ * production suites share. `ready` says whether it answered 200; `output` is everything it wrote so far.
  */
 export async function startMainUntilReady(port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]) {
   const child = spawn(process.execPath, startArguments(ROOT), {

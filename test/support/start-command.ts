@@ -14,3 +14,8 @@ export function startArguments(checkout: string): string[] {
     throw new Error(`npm start runs "${scripts.start}", not node … src/main.mjs`);
   return args;
 }
+
+/** Only its flags for Node (V8's among them), for a caller that names the entry script itself. */
+export function startFlags(checkout: string): string[] {
+  return startArguments(checkout).slice(0, -1);
+}
