@@ -7,7 +7,8 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:cpu
 //   CPU_BASE=<checkout>: also start the service from another checkout (a `git worktree` of the commit to
 //     compare with, its node_modules linked) on the same database, and alternate the two in every round;
-//   CPU_ONLY=rest,mcp,OAuth,refresh,bare: which requests (words of their names); CPU_ROUNDS (5), CPU_SECONDS (5):
+//   CPU_ONLY=rest,mcp,OAuth,refresh,bare: which requests (words of their names; `=<name>` for exactly one, so
+//     that a CPU profile holds that request alone); CPU_ROUNDS (5), CPU_SECONDS (5):
 //     round shape; the service's settings come from the environment (AUTH_CACHE_SECONDS=0: every request
 //     looks its token up, the cost of a token the verified-caller cache does not hold);
 //   CPU_ONLY=reads: instead, every read of the API (each GET operation of openapi.yaml, on data made for them),
@@ -127,7 +128,10 @@ try {
   if (only?.includes('reads')) {
     for (const service of services) subjects.push(...(await everyRead(service, auth, services.length > 1)));
   }
-  const chosen = subjects.filter((s) => !only || only.some((word) => s.name.includes(word)));
+  const chosen = subjects.filter(
+    (s) =>
+      !only || only.some((word) => (word.startsWith('=') ? s.name === word.slice(1) : s.name.includes(word))),
+  );
 
   for (let round = 0; round < rounds; round++) {
     for (const subject of chosen) {
