@@ -4,7 +4,7 @@ import { hash } from 'node:crypto';
 import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 import Provider, { errors } from 'oidc-provider';
 import type { Orm } from '../db/orm.ts';
-import { prepared, type RunPrepared } from '../db/prepared.ts';
+import { type PreparedStatement, prepared, type RunPrepared } from '../db/prepared.ts';
 import type { FieldCipher } from '../lib/field-encryption.ts';
 
 export interface AdapterOptions {
@@ -137,13 +137,14 @@ const READ_AHEAD = prepared(
  * (the token, its grant) run on every MCP or REST request whose OAuth token the verified-caller cache does
  * not hold, and the sign-in pages look up a session and an interaction on every step.
  */
-const FIND_BY = {
-  id: prepared('select payload, consumed_at from oidc_models where model = ? and id = ? limit 1'),
-  uid: prepared('select payload, consumed_at from oidc_models where model = ? and uid = ? limit 1'),
-  user_code: prepared(
-    'select payload, consumed_at from oidc_models where model = ? and user_code = ? limit 1',
-  ),
-} as const;
+type LookupColumn = 'id' | 'uid' | 'user_code';
+const findBy = (column: LookupColumn) =>
+  prepared(`select payload, consumed_at from oidc_models where model = ? and ${column} = ? limit 1`);
+const FIND_BY: Record<LookupColumn, PreparedStatement> = {
+  id: findBy('id'),
+  uid: findBy('uid'),
+  user_code: findBy('user_code'),
+};
 
 class PgAdapter implements Adapter {
   readonly #model: string;
@@ -288,7 +289,7 @@ class PgAdapter implements Adapter {
     );
   }
 
-  async #findBy(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+  async #findBy(column: LookupColumn, value: string): Promise<AdapterPayload | undefined> {
     // PostgreSQL text cannot hold NUL, so nothing stored has one; asking anyway is a driver error (a 500
     // for `client_id=%00`) where the answer is simply "no such client, code or session".
     if (value.includes('\u0000')) return undefined;

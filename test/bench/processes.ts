@@ -1,4 +1,4 @@
-// The processes a benchmark measures: the service itself (`node src/main.mjs`, as production starts it) and
+// The processes a benchmark measures: the service itself (as `npm start` starts it, V8 flags included) and
 // the baselines, each its own process so no two share an event loop, a heap or a garbage collector.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
