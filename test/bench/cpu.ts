@@ -15,7 +15,11 @@
 //     to find a read that costs more than the rest (a hydrated entity, a second query);
 //   CPU_CONNECTIONS (10); CPU_PROF=<dir>: every process measured writes a V8 CPU profile there when it stops
 //     (node test/bench/profile-summary.ts <file> sums one by package).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// The PostgreSQL column is the CPU of every `postgres` process on this machine (user and system) per request:
+// what a request costs the database, which shares the cores with the service here and is shared by every
+// instance in production. It is empty when the database runs elsewhere. Background work (autovacuum, the
+// checkpointer) lands on whichever request runs while it does.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCatalogue } from '../../src/api/catalogue.ts';
@@ -49,13 +53,33 @@ function cpuTicks(pid: number): [number, number] {
   return [Number(fields[11]), Number(fields[12])];
 }
 
+/** User plus system CPU of every `postgres` process on this machine so far, exited ones included, in ticks. */
+function postgresTicks(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited since the listing
+    }
+    if (!stat.includes(' (postgres) ')) continue;
+    const fields = stat.split(') ')[1]!.split(' ');
+    // With the children's time (cutime, cstime): a backend or autovacuum worker that exits hands its time
+    // to the postmaster that waits for it, so the total does not drop when one goes.
+    total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  }
+  return total;
+}
+
 interface Subject {
   name: string;
   pid: number;
   target: () => Promise<Target>;
 }
 
-const samples = new Map<string, { rps: number[]; user: number[]; sys: number[] }>();
+const samples = new Map<string, { rps: number[]; user: number[]; sys: number[]; postgres: number[] }>();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 try {
@@ -139,16 +163,19 @@ try {
       await wrk(target, { seconds: 1, connections });
       const measured = await subject.target();
       const [user0, sys0] = cpuTicks(subject.pid);
+      const postgres0 = postgresTicks();
       const result = await wrk(measured, { seconds, connections });
       const [user1, sys1] = cpuTicks(subject.pid);
+      const postgres1 = postgresTicks();
       if (result.non2xx || result.socketErrors)
         throw new Error(
           `${subject.name}: ${result.non2xx} non-2xx answers, ${result.socketErrors} socket errors`,
         );
-      const entry = samples.get(subject.name) ?? { rps: [], user: [], sys: [] };
+      const entry = samples.get(subject.name) ?? { rps: [], user: [], sys: [], postgres: [] };
       entry.rps.push(result.requestsPerSecond);
       entry.user.push(((user1 - user0) * 1e4) / result.requests);
       entry.sys.push(((sys1 - sys0) * 1e4) / result.requests);
+      entry.postgres.push(((postgres1 - postgres0) * 1e4) / result.requests);
       samples.set(subject.name, entry);
     }
   }
@@ -215,10 +242,11 @@ async function everyRead(
 console.log(
   `CPU per request, medians of ${rounds} alternating rounds of ${seconds} s at ${connections} connections (µs):\n`,
 );
-console.log('| Request | req/s | user | system | user, each round |');
-console.log('| --- | --- | --- | --- | --- |');
+console.log('| Request | req/s | user | system | user, each round | PostgreSQL |');
+console.log('| --- | --- | --- | --- | --- | --- |');
 for (const [name, s] of samples) {
+  const postgres = median(s.postgres);
   console.log(
-    `| ${name} | ${median(s.rps).toFixed(0)} | ${median(s.user).toFixed(0)} | ${median(s.sys).toFixed(0)} | ${s.user.map((u) => u.toFixed(0)).join(', ')} |`,
+    `| ${name} | ${median(s.rps).toFixed(0)} | ${median(s.user).toFixed(0)} | ${median(s.sys).toFixed(0)} | ${s.user.map((u) => u.toFixed(0)).join(', ')} | ${postgres > 0 ? postgres.toFixed(0) : '–'} |`,
   );
 }
