@@ -6,7 +6,8 @@
 //   BENCH_ROUNDS (5), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3): round shape;
 //   BENCH_SCALE=ci|full: also grow a second database (npm run bench:seed's generator) and compare on it;
 //   BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops;
-//   BENCH_WRITE_DOC=0: print only.
+//   BENCH_WRITE_DOC=0: print only;
+//   BENCH_LOG_LEVEL=info: the service with request logging on, as an installation runs by default (warn otherwise).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
