@@ -86,4 +86,27 @@ describe('logs', () => {
     expect(text).toContain('kept-state');
     expect(text).toContain('/invitations/answer');
   });
+
+  it('leave out of the request line the headers every answer carries, keeping the ones of this answer', async () => {
+    const before = lines.length;
+    const denied = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+      headers: { authorization: 'Bearer l10n_not-a-real-token-either', 'x-request-id': 'trace-44' },
+    });
+    expect(denied.status).toBe(401);
+    // The answer itself carries them.
+    expect(denied.headers.get('content-security-policy')).toBeTruthy();
+    expect(denied.headers.get('strict-transport-security')).toBeTruthy();
+    expect(denied.headers.get('x-request-id')).toBe('trace-44');
+
+    const line = lines
+      .slice(before)
+      .find((l) => l.msg === 'request completed' && (l.req as { id?: string }).id === 'trace-44');
+    const logged = (line?.res as { headers: Record<string, unknown> } | undefined)?.headers;
+    expect(logged).toBeDefined();
+    expect(Object.keys(logged!)).not.toContain('content-security-policy');
+    expect(Object.keys(logged!)).not.toContain('strict-transport-security');
+    expect(Object.keys(logged!)).not.toContain('x-request-id');
+    // What says something about this answer stays: the challenge of a refused bearer token.
+    expect(String(logged!['www-authenticate'])).toContain('invalid_token');
+  });
 });
