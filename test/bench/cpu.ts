@@ -47,9 +47,19 @@ const only = process.env.CPU_ONLY?.split(',').map((word) => word.trim());
 const work = mkdtempSync(join(tmpdir(), 'l10n-cpu-'));
 const children: Child[] = [];
 
-/** User and system CPU of a process so far, in clock ticks (1/100 s on Linux). */
+/**
+ * A process's line in /proc: its command name and the fields after it (user and system CPU in ticks of 1/100
+ * s at [11] and [12], those of the children it waited for at [13] and [14]).
+ */
+function procStat(pid: number | string): { command: string; fields: string[] } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const close = stat.lastIndexOf(')');
+  return { command: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+}
+
+/** User and system CPU of a process so far, in clock ticks. */
 function cpuTicks(pid: number): [number, number] {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const { fields } = procStat(pid);
   return [Number(fields[11]), Number(fields[12])];
 }
 
@@ -58,14 +68,14 @@ function postgresTicks(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+    let stat: ReturnType<typeof procStat>;
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      stat = procStat(entry);
     } catch {
       continue; // exited since the listing
     }
-    if (!stat.includes(' (postgres) ')) continue;
-    const fields = stat.split(') ')[1]!.split(' ');
+    if (stat.command !== 'postgres') continue;
+    const { fields } = stat;
     // With the children's time (cutime, cstime): a backend or autovacuum worker that exits hands its time
     // to the postmaster that waits for it, so the total does not drop when one goes.
     total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
