@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import { type Logger, redactRequest } from './logger.ts';
+import { type Logger, redactRequest, requestLineLogger } from './logger.ts';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -39,9 +39,10 @@ const UNLOGGED_RESPONSE_HEADERS = new Set([
 ]);
 
 function loggedResponseHeaders(res: ServerResponse): Record<string, unknown> {
+  // By name: getHeaders() would copy the values of all of them first.
   const logged: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(res.getHeaders())) {
-    if (!UNLOGGED_RESPONSE_HEADERS.has(name)) logged[name] = value;
+  for (const name of res.getHeaderNames()) {
+    if (!UNLOGGED_RESPONSE_HEADERS.has(name)) logged[name] = res.getHeader(name);
   }
   return logged;
 }
@@ -50,6 +51,7 @@ export function accessLog(
   logger: Logger,
   options: { ignore(req: IncomingMessage): boolean },
 ): RequestHandler {
+  const lineLogger = requestLineLogger(logger);
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -62,8 +64,8 @@ export function accessLog(
       logged = true;
       const failed = res.statusCode >= 500;
       const level = failed ? 'error' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
+      if (!lineLogger.isLevelEnabled(level)) return;
+      lineLogger[level](
         {
           // A credential sent in a query string (refused, but logged as the request line) never reaches the log;
           // the Authorization and Cookie headers are redacted by the logger itself.

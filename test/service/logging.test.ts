@@ -110,3 +110,29 @@ describe('logs', () => {
     expect(String(logged!['www-authenticate'])).toContain('invalid_token');
   });
 });
+
+describe('the request line', () => {
+  // The request line has a logger of its own that redacts only credential headers (src/lib/logger.ts): its
+  // shape leaves the service logger's other paths nothing to match. Every request line written above, put
+  // through the service's logger again, must come out unchanged; a member added to the line that the
+  // service's logger would censor (a `password` or `token` beside the headers) makes it differ.
+  it('is redacted as the service logger redacts it', async () => {
+    const requestLines = lines.filter((line) => line.msg === 'request completed');
+    expect(requestLines.length).toBeGreaterThan(3);
+    expect(JSON.stringify(requestLines)).toContain('"authorization":"[redacted]"');
+    const again: Record<string, unknown>[] = [];
+    const serviceLogger = createLogger(
+      { logLevel: 'info' },
+      { write: (line: string) => void again.push(JSON.parse(line)) },
+    );
+    for (const { req, res, responseTime } of requestLines) {
+      serviceLogger.info({ req, res, responseTime }, 'request completed');
+      const { req: req2, res: res2, responseTime: time2 } = again.at(-1)!;
+      expect({ req: req2, res: res2, responseTime: time2 }).toEqual({ req, res, responseTime });
+    }
+    // The check can see a difference: a line with one more credential member does not come out unchanged.
+    const [{ req, res, responseTime }] = requestLines as [Record<string, Record<string, unknown>>];
+    serviceLogger.info({ req: { ...req, token: 'secret' }, res, responseTime }, 'request completed');
+    expect((again.at(-1)!.req as Record<string, unknown>).token).toBe('[redacted]');
+  });
+});
