@@ -103,7 +103,10 @@ export function storageKey(model: string, id: string): string {
   return SECRET_ID_MODELS.has(model) ? hash('sha256', id, 'base64url') : id;
 }
 
-/** Fields we keep on a row for ourselves, never handed to oidc-provider (see refresh-grace.ts). */
+/**
+ * Fields an earlier release kept in a row's payload for itself, never handed to oidc-provider: a rotated
+ * token's successor, which has a column of its own since (refresh-grace.ts); rows rotated before still hold it.
+ */
 const PRIVATE_FIELDS = ['successor_encrypted'] as const;
 
 export function createAdapterFactory(options: AdapterOptions): (model: string) => Adapter {

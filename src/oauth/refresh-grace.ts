@@ -32,8 +32,13 @@ import {
 const SUCCESSOR_WAIT_MS = 3000;
 const SUCCESSOR_POLL_MS = 20;
 
-/** Where the successor is kept on the rotated token's row: encrypted, bound to that row. */
-const SUCCESSOR_FIELD = 'successor_encrypted';
+/**
+ * Where the successor is kept on the rotated token's row, encrypted and bound to that row: a column of its
+ * own, so that the rotation sets two columns no index reads and PostgreSQL updates the row in place. Tokens
+ * rotated by an earlier release (and by an instance of it during a rolling deployment) have it in the payload.
+ */
+const SUCCESSOR_COLUMN = 'successor_encrypted';
+const SUCCESSOR_PAYLOAD_FIELD = 'successor_encrypted';
 
 interface Rotation {
   /** Storage key of the refresh token being rotated. */
@@ -63,8 +68,7 @@ export interface RefreshGrace extends RotationWrites {
  */
 function rotationStatement(rowCount: number): PreparedStatement {
   return prepared(`with claim as (
-       update oidc_models set consumed_at = now(),
-         payload = payload || jsonb_build_object('${SUCCESSOR_FIELD}', ?::text)
+       update oidc_models set consumed_at = now(), ${SUCCESSOR_COLUMN} = ?
        where model = 'RefreshToken' and id = ? and consumed_at is null
        returning id
      ), issued as (
@@ -91,7 +95,8 @@ export function createRefreshGrace(orm: Orm, cipher: FieldCipher, runPrepared: R
 
   async function storedSuccessor(key: string): Promise<string | undefined> {
     const rows = await db().execute<{ successor: string | null }[]>(
-      `select payload->>'${SUCCESSOR_FIELD}' as successor from oidc_models where model = 'RefreshToken' and id = ?`,
+      `select coalesce(${SUCCESSOR_COLUMN}, payload->>'${SUCCESSOR_PAYLOAD_FIELD}') as successor
+       from oidc_models where model = 'RefreshToken' and id = ?`,
       [key],
     );
     const sealed = rows[0]?.successor;

@@ -76,10 +76,20 @@ async function epoch(): Promise<string> {
 async function refreshRows(clientId: string) {
   return (await sql(
     service,
-    `select consumed_at is not null as consumed, payload ? 'successor_encrypted' as has_successor
+    `select consumed_at is not null as consumed, successor_encrypted is not null as has_successor
      from oidc_models where model = 'RefreshToken' and payload->>'clientId' = $1 order by created_at`,
     [clientId],
   )) as { consumed: boolean; has_successor: boolean }[];
+}
+
+/** The refresh tokens' stored rows, oldest first: payload and encrypted successor. */
+async function refreshPayloads(clientId: string) {
+  return (await sql(
+    service,
+    `select payload, successor_encrypted from oidc_models
+     where model = 'RefreshToken' and payload->>'clientId' = $1 order by created_at`,
+    [clientId],
+  )) as { payload: Record<string, unknown>; successor_encrypted: string | null }[];
 }
 
 async function expectInvalidGrant(response: Response) {
@@ -93,6 +103,7 @@ describe('refresh token rotation', () => {
     const { client, redirectUri } = await registerPublicClient(service);
     const first = await tokensFor(client, redirectUri);
     const before = await epoch();
+    const [original] = await refreshPayloads(client.client_id);
 
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
@@ -108,6 +119,10 @@ describe('refresh token rotation', () => {
       { consumed: true, has_successor: true },
       { consumed: false, has_successor: false },
     ]);
+    // The rotation wrote the successor beside the payload, encrypted, and left the payload as it was stored.
+    const [rotated] = await refreshPayloads(client.client_id);
+    expect(rotated!.payload).toEqual(original!.payload);
+    expect(rotated!.successor_encrypted).not.toContain(tokens[0]!.refresh_token);
     for (const t of tokens) expect(await verifier.oauth.verifyAccessToken(t.access_token)).not.toBeNull();
     expect(await epoch()).toBe(before);
 
@@ -123,6 +138,36 @@ describe('refresh token rotation', () => {
     await expectInvalidGrant(await refresh(service, client.client_id, tokens[0]!.refresh_token));
     for (const t of tokens) expect(await verifier.oauth.verifyAccessToken(t.access_token)).toBeNull();
     expect(await refreshRows(client.client_id)).toEqual([]);
+  });
+
+  it('hands out the successor an earlier release kept in the payload of a token it rotated', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const first = await tokensFor(client, redirectUri);
+    const rotated = await refresh(service, client.client_id, first.refresh_token);
+    expect(rotated.status).toBe(200);
+    const { refresh_token: successor } = (await rotated.json()) as Tokens;
+    // The row as the earlier release left it: the successor a member of the payload, no column.
+    await sql(
+      service,
+      `update oidc_models set payload = payload || jsonb_build_object('successor_encrypted', successor_encrypted),
+         successor_encrypted = null
+       where model = 'RefreshToken' and consumed_at is not null and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    expect((await refreshPayloads(client.client_id)).map((row) => row.successor_encrypted)).toEqual([
+      null,
+      null,
+    ]);
+
+    // A retry within the grace period gets that successor, on either instance, and it rotates normally.
+    for (const on of [service, secondUrl()]) {
+      const retry = await refresh(on, client.client_id, first.refresh_token);
+      expect(retry.status).toBe(200);
+      expect(((await retry.json()) as Tokens).refresh_token).toBe(successor);
+    }
+    const next = await refresh(secondUrl(), client.client_id, successor);
+    expect(next.status).toBe(200);
+    expect(((await next.json()) as Tokens).refresh_token).not.toBe(successor);
   });
 
   it('stores nothing when a rotation fails before its access token is stored, and the token still works', async () => {

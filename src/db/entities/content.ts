@@ -170,6 +170,8 @@ export const OidcModel = defineEntity({
     uid: p.string().nullable(),
     expiresAt: p.datetime().nullable(),
     consumedAt: p.datetime().nullable(),
+    /** A rotated refresh token's successor, encrypted (src/oauth/refresh-grace.ts). */
+    successorEncrypted: p.string().nullable(),
     createdAt: createdAtColumn(),
   },
 });
