@@ -126,13 +126,19 @@ const READ_AHEAD = prepared(
          r.payload as refresh_payload, r.consumed_at as refresh_consumed_at,
          r.grant_id, g.payload as grant_payload, g.consumed_at as grant_consumed_at,
          r.payload->>'accountId' as account_id,
-         exists (select 1 from users u where u.id = case
-           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-           then (r.payload->>'accountId')::uuid end) as account_exists
+         exists (select 1 from users u where u.id = account.id) as account_exists
        from (select 1) as one
        left join oidc_models c on c.model = 'Client' and c.id = ?
        left join oidc_models r on r.model = 'RefreshToken' and r.id = ?
-       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id`,
+       left join oidc_models g on g.model = 'Grant' and g.id = r.grant_id
+       -- The account id as a uuid, worked out once (offset 0 keeps the planner from copying the expression
+       -- into the users scan, where a table of a few dozen rows is scanned and it ran once per row).
+       left join lateral (
+         select case
+           when r.payload->>'accountId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+           then (r.payload->>'accountId')::uuid end as id
+         offset 0
+       ) as account on true`,
 );
 
 /**
