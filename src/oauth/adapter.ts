@@ -104,10 +104,12 @@ export function storageKey(model: string, id: string): string {
 }
 
 /**
- * Fields an earlier release kept in a row's payload for itself, never handed to oidc-provider: a rotated
- * token's successor, which has a column of its own since (refresh-grace.ts); rows rotated before still hold it.
+ * Where an earlier release kept a rotated token's encrypted successor: in the row's payload. It has a column
+ * of its own since (refresh-grace.ts); rows rotated before still hold it there.
  */
-const PRIVATE_FIELDS = ['successor_encrypted'] as const;
+export const SUCCESSOR_PAYLOAD_FIELD = 'successor_encrypted';
+/** Fields kept in a row's payload for ourselves, never handed to oidc-provider. */
+const PRIVATE_FIELDS = [SUCCESSOR_PAYLOAD_FIELD] as const;
 
 export function createAdapterFactory(options: AdapterOptions): (model: string) => Adapter {
   return (model) => new PgAdapter(model, options);

@@ -21,6 +21,7 @@ import {
   ROW_PLACEHOLDERS,
   type RotationWrites,
   rowParams,
+  SUCCESSOR_PAYLOAD_FIELD,
   storageKey,
 } from './adapter.ts';
 
@@ -38,7 +39,6 @@ const SUCCESSOR_POLL_MS = 20;
  * rotated by an earlier release (and by an instance of it during a rolling deployment) have it in the payload.
  */
 const SUCCESSOR_COLUMN = 'successor_encrypted';
-const SUCCESSOR_PAYLOAD_FIELD = 'successor_encrypted';
 
 interface Rotation {
   /** Storage key of the refresh token being rotated. */
