@@ -1,16 +1,17 @@
 // Spec section 8: request limits on the OAuth endpoints, plus a limit on failed bearer authentications
 // for the API and MCP pipelines. Counters live in Redis when REDIS_URL is set, so every instance counts
 // against the same budget; in memory otherwise (one instance). When Redis is unreachable the limits are
-// not enforced (requests are served, never refused for it), the outage is logged once when it starts and
-// once when it ends, and counting resumes by itself when Redis is back. The budgets are
+// not enforced (requests are served, never refused for it; only an address the failed-authentication
+// limiter had already stopped stays stopped until its minute ends), the outage is logged once when it
+// starts and once when it ends, and counting resumes by itself when Redis is back. The budgets are
 // settings (config.rateLimits).
 import express, { type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, type Options, rateLimit, type Store } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { RedisStore } from 'rate-limit-redis';
-import { problems, sendProblem } from '../api/problem.ts';
 import type { ServiceContext } from '../context.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
+import { createFailedAuthLimiter, parseBlock } from './failed-auth-limiter.ts';
 
 // Loaded only when REDIS_URL is set.
 const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
@@ -18,6 +19,8 @@ const rateLimitRedis = onFirstUse<typeof import('rate-limit-redis')>('rate-limit
 
 const WINDOW_MS = 60_000;
 const KEY_PREFIX = 'l10n:rl:';
+/** Where an instance announces an address it stopped for failed authentications (failed-auth-limiter.ts). */
+const BLOCKS_CHANNEL = `${KEY_PREFIX}failed-auth:blocked`;
 
 export interface RateLimits {
   /** POST /oauth/register: per client address. */
@@ -91,6 +94,30 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   const limits = ctx.config.rateLimits;
   const byAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
   const failedAuthStore = store('failed-auth') ?? new MemoryStore();
+  const failedAuth = createFailedAuthLimiter({
+    store: failedAuthStore,
+    keyOf: byAddress,
+    limit: limits.failedAuthPerMinute,
+    windowMs: WINDOW_MS,
+    channel: redis && { publish: (block) => redis.publish(BLOCKS_CHANNEL, JSON.stringify(block)) },
+    onRefused: () => ctx.metrics.rateLimited('failed-auth'),
+    onStoreError: (error) =>
+      ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
+  });
+  // Its own connection: a Redis connection that subscribes can send nothing else. It subscribes again at
+  // every (re)connection, including one after an outage at start.
+  const blocks = redis?.duplicate({ autoResubscribe: false });
+  // An outage is logged by the main connection (outageLog), which meets it too.
+  const subscriptionError = (error: unknown) =>
+    ctx.logger.debug({ err: error }, 'failed-authentication block subscription error');
+  blocks?.on('ready', () => {
+    blocks.subscribe(BLOCKS_CHANNEL).catch(subscriptionError);
+  });
+  blocks?.on('error', subscriptionError);
+  blocks?.on('message', (channel: string, message: string) => {
+    const block = channel === BLOCKS_CHANNEL ? parseBlock(message, WINDOW_MS) : undefined;
+    if (block) failedAuth.remember(block);
+  });
 
   // The client id sits in the form body (public clients, client_secret_post) or in Basic auth. The body
   // is read into a Buffer here, and oidc-provider parses that same Buffer instead of the stream.
@@ -105,7 +132,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         keyGenerator: (req) => `${byAddress(req)}|${clientIdOf(req)}`,
       }),
     ],
-    failedAuth: countOnlyFailures(failedAuthStore, byAddress, limits.failedAuthPerMinute, ctx),
+    failedAuth: failedAuth.middleware,
     async redisStatus() {
       if (!redis) return undefined;
       // Just after start, or while reconnecting, the connection gets up to a second to be ready.
@@ -128,6 +155,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     },
     async close() {
       await failedAuthStore.shutdown?.();
+      await blocks?.quit().catch(() => blocks.disconnect());
       await redis?.quit().catch(() => redis.disconnect());
     },
   };
@@ -147,55 +175,6 @@ function clientIdOf(req: Request): string {
   }
   if (Buffer.isBuffer(req.body)) return new URLSearchParams(req.body.toString('utf8')).get('client_id') ?? '';
   return '';
-}
-
-/**
- * Only failures count: a request is checked against the address's budget when it arrives (without
- * counting it), and counted when its answer is a 401. express-rate-limit counts every request on arrival
- * and takes successes back when they finish, so more than `limit` valid requests in flight at once from
- * one address (every user behind a proxy without TRUST_PROXY) were refused; it cannot count afterwards,
- * hence this small middleware on the same store.
- */
-function countOnlyFailures(
-  store: Store,
-  keyOf: (req: Request) => string,
-  limit: number,
-  ctx: ServiceContext,
-): RequestHandler {
-  // A Redis outage must not take the API down: the request goes through and the error is logged.
-  const storeError = (error: unknown) =>
-    ctx.logger.warn({ err: error }, 'failed-authentication limiter store error');
-  const ready = Promise.resolve(store.init?.({ windowMs: WINDOW_MS } as Options)).catch(storeError);
-  return (req, res, next) => {
-    const key = keyOf(req);
-    ready
-      .then(() => store.get?.(key))
-      .then(
-        (info) => {
-          if (info && info.totalHits >= limit) {
-            const resetInMs = info.resetTime ? info.resetTime.getTime() - Date.now() : WINDOW_MS;
-            const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
-            ctx.metrics.rateLimited('failed-auth');
-            // The API and MCP doors speak problem+json, not OAuth error bodies.
-            return sendProblem(
-              res,
-              problems.tooManyRequests(
-                `Too many failed authentications from this address; retry after ${retryAfter} seconds.`,
-                retryAfter,
-              ),
-            );
-          }
-          res.once('finish', () => {
-            if (res.statusCode === 401) Promise.resolve(store.increment(key)).catch(storeError);
-          });
-          next();
-        },
-        (error) => {
-          storeError(error);
-          next();
-        },
-      );
-  };
 }
 
 /**

@@ -1,15 +1,20 @@
 // The failed-bearer-authentication limiter the API and MCP routers put in front of their routes: only
-// 401 answers count, per client address; over the limit, 429 with Retry-After.
+// 401 answers count, per client address; over the limit, 429 with Retry-After. With Redis, on every
+// instance, and without asking Redis about addresses that have not failed.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import type { ServiceContext } from '../../src/context.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { createRateLimits, type RateLimits } from '../../src/oauth/rate-limits.ts';
+import { freePort } from '../support/ports.ts';
+import { hasRedisServer, type OwnedRedis, startRedisServer } from '../support/redis-server.ts';
 import { sharedSecretsEnv } from '../support/service.ts';
+import { randomAddress } from './helpers.ts';
 
 let limits: RateLimits;
 const metrics = createMetrics({ poolStats: async () => undefined });
@@ -79,5 +84,130 @@ describe('failed authentication limiter', () => {
     // Each turned-away request is counted under its limiter.
     const counted = (await metrics.scrape()).body;
     expect(counted).toContain('rate_limit_rejections_total{limiter="failed-auth"} 2');
+  });
+});
+
+/** An express app with the limiter in front of a probe: a good token passes, anything else is a 401. */
+async function limitedProbe(limits: RateLimits) {
+  const app = express();
+  app.set('trust proxy', true);
+  app.use(limits.failedAuth);
+  app.get('/probe', (req, res) => {
+    res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
+  });
+  const listening = app.listen(0, '127.0.0.1');
+  await once(listening, 'listening');
+  const probeUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}/probe`;
+  return {
+    probe: (token: string, address: string) =>
+      fetch(probeUrl, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address } }),
+    close: () => listening.close(),
+  };
+}
+
+/** Waits (bounded) for something that happens after an answer was sent; the caller asserts it held. */
+async function eventually(condition: () => boolean | Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sharing Redis', () => {
+  let redis: OwnedRedis;
+  let admin: Redis;
+  let monitor: Redis;
+  let redisConfig: ReturnType<typeof loadConfig>;
+  const instances: { limits: RateLimits; server: Awaited<ReturnType<typeof limitedProbe>> }[] = [];
+  /** Every command a client sent Redis (not those its scripts ran), as its arguments. */
+  const commands: string[][] = [];
+
+  const startInstance = async () => {
+    const limits = createRateLimits({
+      config: redisConfig,
+      logger: createLogger(redisConfig),
+      metrics,
+    } as ServiceContext);
+    const instance = { limits, server: await limitedProbe(limits) };
+    instances.push(instance);
+    expect(await eventually(async () => (await limits.redisStatus()) === 'ok')).toBe(true);
+    return instance.server.probe;
+  };
+  const subscribers = async () =>
+    Number(((await admin.call('pubsub', 'numsub', 'l10n:rl:failed-auth:blocked')) as [string, number])[1]);
+
+  beforeAll(async () => {
+    redis = await startRedisServer(await freePort());
+    redisConfig = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: 'postgres://unused/x',
+      REDIS_URL: redis.url,
+      ...sharedSecretsEnv,
+    });
+    admin = new Redis(redis.url);
+    monitor = await admin.monitor(); // a connection of its own, in monitor mode
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua') commands.push(args);
+    });
+  });
+  afterAll(async () => {
+    for (const { limits, server } of instances) {
+      server.close();
+      await limits.close();
+    }
+    monitor?.disconnect();
+    admin?.disconnect();
+    await redis?.kill();
+  });
+
+  it('asks Redis nothing about an address until a request from it fails', async () => {
+    const probe = await startInstance();
+    const address = randomAddress();
+    const aboutAddress = () => commands.filter((args) => args.some((arg) => arg.includes(address)));
+    for (let i = 0; i < 5; i++) expect((await probe('good', address)).status).toBe(200);
+    expect((await probe('bad', address)).status).toBe(401);
+    // The failure is counted after its answer; once its command shows, every earlier one has.
+    expect(await eventually(() => aboutAddress().length > 0)).toBe(true);
+    expect(aboutAddress()).toHaveLength(1);
+    expect(aboutAddress()[0]![0]!.toLowerCase()).toBe('evalsha');
+  });
+
+  it('stops on every instance an address that failed too often on one', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    expect(await eventually(async () => (await subscribers()) >= instances.length)).toBe(true);
+    const address = randomAddress();
+    for (let i = 0; i < redisConfig.rateLimits.failedAuthPerMinute; i++)
+      expect((await a('bad', address)).status).toBe(401);
+    // Valid requests never count, so only the announced block can stop them on b.
+    expect(await eventually(async () => (await b('good', address)).status === 429)).toBe(true);
+    const refused = await b('good', address);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await a('good', address)).status).toBe(429);
+    expect((await b('good', randomAddress())).status).toBe(200);
+
+    // An instance that was not listening when the address was stopped learns it from its first failure.
+    const late = await startInstance();
+    expect((await late('bad', address)).status).toBe(401);
+    expect(await eventually(async () => (await late('good', address)).status === 429)).toBe(true);
+  });
+
+  it('ignores anything on the channel that is not a block', async () => {
+    const [probe] = [await startInstance()];
+    const address = randomAddress();
+    for (const message of [
+      '{not json',
+      JSON.stringify({ key: address, forMs: 'soon' }),
+      JSON.stringify({ key: address, forMs: -5 }),
+      'null',
+    ])
+      await admin.publish('l10n:rl:failed-auth:blocked', message);
+    // A real block published after them is applied, so the ones before were read (and ignored).
+    const other = randomAddress();
+    await admin.publish('l10n:rl:failed-auth:blocked', JSON.stringify({ key: other, forMs: 30_000 }));
+    expect(await eventually(async () => (await probe('good', other)).status === 429)).toBe(true);
+    expect((await probe('good', address)).status).toBe(200);
   });
 });

@@ -161,6 +161,27 @@ describe.skipIf(!hasRedisServer)('two instances behind a load balancer', () => {
     expect(await registerSixTimes(randomAddress(), a, b)).toEqual([201, 201, 201, 201, 201, 429]);
   });
 
+  it('stops on both instances an address whose bearer tokens failed too often on one', async () => {
+    // Twenty failed authentications a minute per address (the default). Valid requests never count, and
+    // neither instance asks Redis about an address until a request from it fails: b refuses ada's valid
+    // token because a announced the address it stopped.
+    const address = randomAddress();
+    const accounts = (instance: Instance, token: string) =>
+      fetch(`${instance.url}/api/v1/accounts`, {
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address },
+      });
+    expect((await accounts(b, ada.token)).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect((await accounts(a, 'l10n_not_a_token')).status).toBe(401);
+    let onB = await accounts(b, ada.token);
+    for (let i = 0; i < 100 && onB.status !== 429; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      onB = await accounts(b, ada.token);
+    }
+    expect(onB.status).toBe(429);
+    expect(((await onB.json()) as { type: string }).type).toContain('rate-limited');
+    expect((await accounts(a, ada.token)).status).toBe(429);
+  });
+
   it('rolls a key rotation through both: old sessions and tokens keep working, new ones use the new keys', async () => {
     const newCookieKey = randomBytes(32).toString('base64url');
     const rotated = {
