@@ -101,8 +101,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     windowMs: WINDOW_MS,
     channel: redis && { publish: (block) => redis.publish(BLOCKS_CHANNEL, JSON.stringify(block)) },
     onRefused: () => ctx.metrics.rateLimited('failed-auth'),
-    onStoreError: (error) =>
-      ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
+    onStoreError: (error) => ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
   });
   // Its own connection: a Redis connection that subscribes can send nothing else. It subscribes again at
   // every (re)connection, including one after an outage at start.
