@@ -59,7 +59,9 @@ async function startBenchService(db: BenchDatabase, env: Record<string, string> 
   const service = await startService({
     databaseUrl: db.url,
     dataDir: mkdtempSync(join(work, 'data-')),
-    env,
+    // Rate-limit counters in memory whatever the bench's environment holds (an empty setting is an absent
+    // one), unless a comparison asks for Redis.
+    env: { REDIS_URL: '', ...env },
     nodeArgs: [
       ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
       // For trying a V8 setting on the service alone, e.g. BENCH_NODE_FLAGS=--max-semi-space-size=16.
@@ -142,6 +144,24 @@ try {
       connections: 32,
     },
   );
+
+  // A multi-instance installation keeps its rate-limit counters in Redis (REDIS_URL); every other row runs
+  // the service with them in memory, as the embedded default does. With BENCH_REDIS_URL, the same read on an
+  // instance that counts in that Redis: what a production instance pays for sharing its limits.
+  const redisTitle = 'REST read, rate-limit counters in Redis vs in memory';
+  if (process.env.BENCH_REDIS_URL && wanted(redisTitle)) {
+    const counting = await startBenchService(db, { REDIS_URL: process.env.BENCH_REDIS_URL });
+    await measure(
+      redisTitle,
+      rest,
+      {
+        name: 'REST list projects, REDIS_URL',
+        target: await check({ url: `${counting.url}/api/v1/accounts/bench/projects`, headers: auth }),
+      },
+      {},
+    );
+    await counting.child.stop();
+  }
 
   const mcp = await check(mcpListProjects(service.url, auth));
   await measure(
