@@ -1,5 +1,8 @@
 // The limit on failed bearer authentications for the API and MCP doors: per client address, only answers
 // that end in 401 count, and an address over its budget gets 429 for every request until its window ends.
+// Not express-rate-limit's own middleware: it counts every request on arrival and takes successes back
+// when they finish, so more than the budget of valid requests in flight at once from one address (every
+// user behind a proxy without TRUST_PROXY) would be refused. Its stores are used as they are.
 //
 // The failures are counted in the limiter store (Redis, shared by every instance, or this instance's
 // memory), but whether an address is over its budget is decided from memory: each instance keeps the
