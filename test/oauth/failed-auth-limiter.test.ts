@@ -107,7 +107,7 @@ async function limitedProbe(limits: RateLimits) {
 
 /** Waits (bounded) for something that happens after an answer was sent; the caller asserts it held. */
 async function eventually(condition: () => boolean | Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 250; i++) {
     if (await condition()) return true;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

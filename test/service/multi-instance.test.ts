@@ -173,7 +173,7 @@ describe.skipIf(!hasRedisServer)('two instances behind a load balancer', () => {
     expect((await accounts(b, ada.token)).status).toBe(200);
     for (let i = 0; i < 20; i++) expect((await accounts(a, 'l10n_not_a_token')).status).toBe(401);
     let onB = await accounts(b, ada.token);
-    for (let i = 0; i < 100 && onB.status !== 429; i++) {
+    for (let i = 0; i < 250 && onB.status !== 429; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       onB = await accounts(b, ada.token);
     }
