@@ -19,14 +19,17 @@ import type { Options, Store } from 'express-rate-limit';
 import { problems, sendProblem } from '../api/problem.ts';
 
 /** An address over its budget, for how much longer. */
-export interface Block {
+interface Block {
   key: string;
   forMs: number;
 }
 
-/** How instances tell each other of a stopped address (Redis pub/sub); none on a single instance. */
+/**
+ * How instances tell each other of a stopped address (Redis pub/sub); none on a single instance. The
+ * messages are this module's own (`receive` reads what `publish` was given).
+ */
 interface BlockChannel {
-  publish(block: Block): Promise<unknown>;
+  publish(message: string): Promise<unknown>;
 }
 
 export interface FailedAuthLimiterOptions {
@@ -42,8 +45,8 @@ export interface FailedAuthLimiterOptions {
 
 export interface FailedAuthLimiter {
   middleware: RequestHandler;
-  /** A block another instance announced. */
-  remember(block: Block): void;
+  /** A message from the channel: a block another instance announced; anything else is ignored. */
+  receive(message: string): void;
 }
 
 /**
@@ -75,7 +78,7 @@ export function createFailedAuthLimiter(options: FailedAuthLimiterOptions): Fail
       if (totalHits < limit) return;
       const block = { key, forMs: resetTime ? resetTime.getTime() - Date.now() : windowMs };
       remember(block);
-      await channel?.publish(block);
+      await channel?.publish(JSON.stringify(block));
     } catch (error) {
       // A store outage must not take the API down: the failure goes uncounted.
       options.onStoreError(error);
@@ -106,11 +109,16 @@ export function createFailedAuthLimiter(options: FailedAuthLimiterOptions): Fail
     next();
   };
 
-  return { middleware, remember };
+  const receive = (message: string) => {
+    const block = parseBlock(message, windowMs);
+    if (block) remember(block);
+  };
+
+  return { middleware, receive };
 }
 
 /** A block as another instance published it, or undefined for anything else on the channel. */
-export function parseBlock(message: string, windowMs: number): Block | undefined {
+function parseBlock(message: string, windowMs: number): Block | undefined {
   let value: unknown;
   try {
     value = JSON.parse(message);

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type { RedisStore } from 'rate-limit-redis';
 import type { ServiceContext } from '../context.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
-import { createFailedAuthLimiter, parseBlock } from './failed-auth-limiter.ts';
+import { createFailedAuthLimiter } from './failed-auth-limiter.ts';
 
 // Loaded only when REDIS_URL is set.
 const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
@@ -99,7 +99,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     keyOf: byAddress,
     limit: limits.failedAuthPerMinute,
     windowMs: WINDOW_MS,
-    channel: redis && { publish: (block) => redis.publish(BLOCKS_CHANNEL, JSON.stringify(block)) },
+    channel: redis && { publish: (message) => redis.publish(BLOCKS_CHANNEL, message) },
     onRefused: () => ctx.metrics.rateLimited('failed-auth'),
     onStoreError: (error) => ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
   });
@@ -114,8 +114,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
   });
   blocks?.on('error', subscriptionError);
   blocks?.on('message', (channel: string, message: string) => {
-    const block = channel === BLOCKS_CHANNEL ? parseBlock(message, WINDOW_MS) : undefined;
-    if (block) failedAuth.remember(block);
+    if (channel === BLOCKS_CHANNEL) failedAuth.receive(message);
   });
 
   // The client id sits in the form body (public clients, client_secret_post) or in Basic auth. The body
