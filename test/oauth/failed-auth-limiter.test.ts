@@ -16,36 +16,50 @@ import { hasRedisServer, type OwnedRedis, startRedisServer } from '../support/re
 import { sharedSecretsEnv } from '../support/service.ts';
 import { randomAddress } from './helpers.ts';
 
-let limits: RateLimits;
+/** An express app with the limiter in front of its routes, listening on a loopback port. */
+async function limitedProbe(limits: RateLimits) {
+  const app = express();
+  app.set('trust proxy', true); // lets a test speak from its own address (X-Forwarded-For)
+  app.use(limits.failedAuth);
+  // Stands in for the pipeline: a good token passes, anything else is a 401.
+  app.get('/probe', (req, res) => {
+    res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
+  });
+  const listening = app.listen(0, '127.0.0.1');
+  await once(listening, 'listening');
+  const probeUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}/probe`;
+  return {
+    app,
+    url: probeUrl,
+    probe: (token: string, address: string) =>
+      fetch(probeUrl, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address } }),
+    close: () => listening.close(),
+  };
+}
+
 const metrics = createMetrics({ poolStats: async () => undefined });
-let server: ReturnType<express.Express['listen']>;
-let url: string;
+let limits: RateLimits;
+let probeServer: Awaited<ReturnType<typeof limitedProbe>>;
 let arrived: (() => void) | undefined;
 let closed: (() => void) | undefined;
 
 const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
 
+/** The limiter as createRateLimits builds it for the service, on this config. */
+const rateLimitsFor = (settings: typeof config) =>
+  createRateLimits({ config: settings, logger: createLogger(settings), metrics } as ServiceContext);
+
 beforeAll(async () => {
-  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', ...sharedSecretsEnv });
-  limits = createRateLimits({ config, logger: createLogger(config), metrics } as ServiceContext);
-  const app = express();
-  app.set('trust proxy', true); // lets a test speak from its own address (X-Forwarded-For)
-  app.use(limits.failedAuth);
+  limits = rateLimitsFor(config);
+  probeServer = await limitedProbe(limits);
   // A call the client gives up on before any answer: tells the test it arrived, then never answers.
-  app.get('/hang', (_req, res) => {
+  probeServer.app.get('/hang', (_req, res) => {
     arrived?.();
     res.once('close', () => closed?.());
   });
-  // Stands in for the pipeline: a good token passes, anything else is a 401.
-  app.get('/probe', (req, res) => {
-    res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
-  });
-  server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/probe`;
 });
 afterAll(async () => {
-  server?.close();
+  probeServer?.close();
   await limits?.close();
 });
 
@@ -60,20 +74,22 @@ describe('failed authentication limiter', () => {
       const gone = new Promise<void>((resolve) => {
         closed = resolve;
       });
-      const call = fetch(url.replace('/probe', '/hang'), { headers, signal: controller.signal }).catch(
-        () => 'aborted',
-      );
+      const call = fetch(probeServer.url.replace('/probe', '/hang'), {
+        headers,
+        signal: controller.signal,
+      }).catch(() => 'aborted');
       await reached;
       controller.abort();
       expect(await call).toBe('aborted');
       await gone;
     }
-    const answered = await fetch(url, { headers });
+    const answered = await fetch(probeServer.url, { headers });
     expect(answered.status).toBe(401);
   });
 
   it('counts only 401s and answers 429 once an address has too many', async () => {
-    const probe = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    const probe = (token: string) =>
+      fetch(probeServer.url, { headers: { authorization: `Bearer ${token}` } });
     for (let i = 0; i < 5; i++) expect((await probe('good')).status).toBe(200);
     for (let i = 0; i < config.rateLimits.failedAuthPerMinute; i++)
       expect((await probe('bad')).status).toBe(401);
@@ -86,24 +102,6 @@ describe('failed authentication limiter', () => {
     expect(counted).toContain('rate_limit_rejections_total{limiter="failed-auth"} 2');
   });
 });
-
-/** An express app with the limiter in front of a probe: a good token passes, anything else is a 401. */
-async function limitedProbe(limits: RateLimits) {
-  const app = express();
-  app.set('trust proxy', true);
-  app.use(limits.failedAuth);
-  app.get('/probe', (req, res) => {
-    res.status(req.headers.authorization === 'Bearer good' ? 200 : 401).end();
-  });
-  const listening = app.listen(0, '127.0.0.1');
-  await once(listening, 'listening');
-  const probeUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}/probe`;
-  return {
-    probe: (token: string, address: string) =>
-      fetch(probeUrl, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address } }),
-    close: () => listening.close(),
-  };
-}
 
 /** Waits (bounded) for something that happens after an answer was sent; the caller asserts it held. */
 async function eventually(condition: () => boolean | Promise<boolean>): Promise<boolean> {
@@ -124,11 +122,7 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
   const commands: string[][] = [];
 
   const startInstance = async () => {
-    const limits = createRateLimits({
-      config: redisConfig,
-      logger: createLogger(redisConfig),
-      metrics,
-    } as ServiceContext);
+    const limits = rateLimitsFor(redisConfig);
     const instance = { limits, server: await limitedProbe(limits) };
     instances.push(instance);
     // Connected, and listening for blocks (each instance subscribes once its connection is up).
