@@ -103,14 +103,8 @@ describe('failed authentication limiter', () => {
   });
 });
 
-/** Waits (bounded) for something that happens after an answer was sent; the caller asserts it held. */
-async function eventually(condition: () => boolean | Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < 250; i++) {
-    if (await condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
+/** How long to poll for something that happens after an answer was sent (a count, a block on another instance). */
+const AFTER_ANSWER = { timeout: 5_000, interval: 20 };
 
 describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sharing Redis', () => {
   let redis: OwnedRedis;
@@ -126,8 +120,8 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
     const instance = { limits, server: await limitedProbe(limits) };
     instances.push(instance);
     // Connected, and listening for blocks (each instance subscribes once its connection is up).
-    expect(await eventually(async () => (await limits.redisStatus()) === 'ok')).toBe(true);
-    expect(await eventually(async () => (await subscribers()) === instances.length)).toBe(true);
+    await expect.poll(() => limits.redisStatus(), AFTER_ANSWER).toBe('ok');
+    await expect.poll(subscribers, AFTER_ANSWER).toBe(instances.length);
     return instance.server.probe;
   };
   const subscribers = async () =>
@@ -164,7 +158,7 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
     for (let i = 0; i < 5; i++) expect((await probe('good', address)).status).toBe(200);
     expect((await probe('bad', address)).status).toBe(401);
     // The failure is counted after its answer; once its command shows, every earlier one has.
-    expect(await eventually(() => aboutAddress().length > 0)).toBe(true);
+    await expect.poll(() => aboutAddress().length, AFTER_ANSWER).toBeGreaterThan(0);
     expect(aboutAddress()).toHaveLength(1);
     expect(aboutAddress()[0]![0]!.toLowerCase()).toBe('evalsha');
   });
@@ -175,7 +169,7 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
     for (let i = 0; i < redisConfig.rateLimits.failedAuthPerMinute; i++)
       expect((await a('bad', address)).status).toBe(401);
     // Valid requests never count, so only the announced block can stop them on b.
-    expect(await eventually(async () => (await b('good', address)).status === 429)).toBe(true);
+    await expect.poll(async () => (await b('good', address)).status, AFTER_ANSWER).toBe(429);
     const refused = await b('good', address);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
@@ -186,7 +180,7 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
     // An instance that was not listening when the address was stopped learns it from its first failure.
     const late = await startInstance();
     expect((await late('bad', address)).status).toBe(401);
-    expect(await eventually(async () => (await late('good', address)).status === 429)).toBe(true);
+    await expect.poll(async () => (await late('good', address)).status, AFTER_ANSWER).toBe(429);
   });
 
   it('ignores anything on the channel that is not a block', async () => {
@@ -202,7 +196,7 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
     // A real block published after them is applied, so the ones before were read (and ignored).
     const other = randomAddress();
     await admin.publish('l10n:rl:failed-auth:blocked', JSON.stringify({ key: other, forMs: 30_000 }));
-    expect(await eventually(async () => (await probe('good', other)).status === 429)).toBe(true);
+    await expect.poll(async () => (await probe('good', other)).status, AFTER_ANSWER).toBe(429);
     expect((await probe('good', address)).status).toBe(200);
   });
 });

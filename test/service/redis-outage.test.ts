@@ -58,9 +58,9 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
   it('counts again once Redis is back, without a restart, and logs the recovery once', async () => {
     await redis.restart();
     // ioredis reconnects on its own; wait for it (bounded), then the limits hold again.
-    for (let i = 0; i < 100 && (await readiness()).body.redis !== 'ok'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await expect
+      .poll(async () => (await readiness()).body.redis, { timeout: 10_000, interval: 100 })
+      .toBe('ok');
     expect(await readiness()).toEqual({ status: 200, body: { status: 'ok', database: 'ok', redis: 'ok' } });
     expect(await registerSixFrom(randomAddress())).toEqual([201, 201, 201, 201, 201, 429]);
     expect(recoveryLines()).toHaveLength(1);

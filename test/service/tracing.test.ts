@@ -151,9 +151,9 @@ describe('OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     // the response, so possibly in a later batch than the pg spans: wait (bounded) for every kind of span.
     const exported = (scope: string) =>
       spansOf().some((s) => s.traceId === traceId && s.scope.includes(scope));
-    for (let i = 0; i < 100 && !['http', 'express', 'pg'].every(exported); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await expect
+      .poll(() => ['http', 'express', 'pg'].every(exported), { timeout: 10_000, interval: 100 })
+      .toBe(true);
     const ours = spansOf().filter((s) => s.traceId === traceId);
     const scopes = new Set(ours.map((s) => s.scope));
     expect([...scopes].sort()).toEqual(
