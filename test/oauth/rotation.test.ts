@@ -74,22 +74,20 @@ async function epoch(): Promise<string> {
 }
 
 async function refreshRows(clientId: string) {
-  return (await sql(
-    service,
-    `select consumed_at is not null as consumed, successor_encrypted is not null as has_successor
-     from oidc_models where model = 'RefreshToken' and payload->>'clientId' = $1 order by created_at`,
-    [clientId],
-  )) as { consumed: boolean; has_successor: boolean }[];
+  return (await refreshPayloads(clientId)).map(({ consumed_at, successor_encrypted }) => ({
+    consumed: consumed_at !== null,
+    has_successor: successor_encrypted !== null,
+  }));
 }
 
-/** The refresh tokens' stored rows, oldest first: payload and encrypted successor. */
+/** The refresh tokens' stored rows, oldest first: payload, consumption and encrypted successor. */
 async function refreshPayloads(clientId: string) {
   return (await sql(
     service,
-    `select payload, successor_encrypted from oidc_models
+    `select payload, consumed_at, successor_encrypted from oidc_models
      where model = 'RefreshToken' and payload->>'clientId' = $1 order by created_at`,
     [clientId],
-  )) as { payload: Record<string, unknown>; successor_encrypted: string | null }[];
+  )) as { payload: Record<string, unknown>; consumed_at: Date | null; successor_encrypted: string | null }[];
 }
 
 async function expectInvalidGrant(response: Response) {
