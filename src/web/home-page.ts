@@ -54,8 +54,10 @@ permission model, reachable from a browser, from code and from coding agents.</p
 
 <h2>In a browser</h2>
 <p>The <a href="/dashboard">Dashboard</a>: your accounts and organizations, their members, projects, voice,
-glossary and models; <a href="/settings/tokens">account tokens</a> for scripts and CI, and
-<a href="/settings/apps">connected apps</a> you have allowed in. Any of them asks you to sign in first.</p>
+glossary and models; <a href="/settings/tokens">account tokens</a> for scripts and CI,
+<a href="/settings/apps">connected apps</a> you have allowed in, your
+<a href="/settings/identities">sign-in methods</a> and your <a href="/settings/sessions">sessions</a>. Any of
+them asks you to sign in first.</p>
 
 <h2>For coding agents (MCP)</h2>
 <p>Add this server to your agent; it signs you in through this service and asks what it may do.</p>

@@ -32,6 +32,15 @@ describe.skipIf(!hasChromium)('start page in a browser', () => {
     await page.screenshot({ path: join(tmpdir(), 'home.png'), fullPage: true });
 
     expect(await page.getByRole('link', { name: 'openapi.yaml' }).getAttribute('href')).toBe('/openapi.yaml');
+    const settingsLinks = {
+      'account tokens': '/settings/tokens',
+      'connected apps': '/settings/apps',
+      'sign-in methods': '/settings/identities',
+      sessions: '/settings/sessions',
+    };
+    for (const [name, href] of Object.entries(settingsLinks)) {
+      expect(await page.getByRole('link', { name, exact: true }).getAttribute('href')).toBe(href);
+    }
     await page.getByRole('link', { name: 'Dashboard' }).click();
     // Not signed in: the sign-in page, which comes back to the dashboard.
     await page.waitForURL(`${service.url}/signin?next=${encodeURIComponent('/dashboard')}`);
