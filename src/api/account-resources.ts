@@ -1,6 +1,6 @@
 // Reads shared by the resources an account owns (projects, models): a page of them, and one of them by
 // handle, always scoped to the account the pipeline authorized.
-import { type EntityName, ReferenceKind } from '@mikro-orm/core';
+import { type EntityName, LockMode, ReferenceKind } from '@mikro-orm/core';
 import { isoTimestamp, type PlainRow } from '../db/columns.ts';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { keysetPages, page, pageRequest } from './pagination.ts';
@@ -69,7 +69,11 @@ function statementsOf<T extends object>(orm: PlainRead['service']['orm'], entity
   return found;
 }
 
-/** The target account's `entity` row with this handle, or a 404 naming what was looked for. */
+/**
+ * For a write: the target account's `entity` row with this handle, or a 404 naming what was looked for.
+ * The row stays locked until the write commits, so a second update or delete of it waits and then sees
+ * this one's outcome (a deleted row is a 404, and its audit event is written once).
+ */
 export async function findByHandle<T extends object>(
   op: Pick<OperationContext, 'em' | 'target'>,
   entity: EntityName<T>,
@@ -77,7 +81,9 @@ export async function findByHandle<T extends object>(
   noun: string,
 ): Promise<T> {
   const account = op.target!.account;
-  const row = await op.em.findOne(entity, { account: account.id, handle } as never);
+  const row = await op.em.findOne(entity, { account: account.id, handle } as never, {
+    lockMode: LockMode.PESSIMISTIC_WRITE,
+  });
   if (!row) throw problems.notFound(`No ${noun} "${handle}" in "${account.handle}".`);
   return row as T;
 }

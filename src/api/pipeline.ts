@@ -1,6 +1,8 @@
 import {
   CheckConstraintViolationException,
+  DeadlockException,
   DriverException,
+  ForeignKeyConstraintViolationException,
   UniqueConstraintViolationException,
 } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -415,6 +417,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     };
   }
 
+  /**
+   * A write whose transaction lost a race with another one (a deadlock, or a row it refers to deleted
+   * after it was read, such as the account of a save while the organization is deleted) is run again
+   * from the start: nothing of it was committed, and the next attempt sees what the other transaction
+   * did, so its answer is the one it would have had arriving second (the account is gone: 404).
+   */
+  async function runSettlingRaces(request: OperationRequest): Promise<OperationResponse> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(request);
+      } catch (error) {
+        if (attempt >= RACE_ATTEMPTS || !lostRace(asDriverException(error, service))) throw error;
+        service.logger.debug(
+          { operationId: request.operationId, attempt, reason: (error as Error).message },
+          'operation lost a race, running it again',
+        );
+      }
+    }
+  }
+
   return {
     catalogue,
     authenticate: authenticator.authenticate,
@@ -427,7 +449,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     },
     async execute(request) {
       try {
-        const response = await run(request);
+        const response = await runSettlingRaces(request);
         service.logger.debug(
           { operationId: request.operationId, door: request.door, status: response.status },
           'operation',
@@ -466,6 +488,29 @@ function toPointer(instancePath: string, params: Record<string, unknown>): strin
 // A check constraint that guards a state transition (not the shape of input) is a conflict, not a 400.
 const CONFLICT_CHECKS = new Set(['memberships_last_admin']);
 
+/** Runs of an operation that keeps losing races before its answer says so (409). */
+const RACE_ATTEMPTS = 3;
+
+/** A failure that another transaction caused (a deadlock, or a row deleted under a write), not the request. */
+function lostRace(error: unknown): boolean {
+  return error instanceof DeadlockException || error instanceof ForeignKeyConstraintViolationException;
+}
+
+/**
+ * The driver's error as MikroORM's exception class. Deferred constraints (memberships_last_admin) fail at
+ * COMMIT, where the driver's raw error is not converted; converted here, it maps like an immediate one.
+ */
+function asDriverException(error: unknown, service: ServiceContext): unknown {
+  if (
+    error instanceof Error &&
+    !(error instanceof DriverException) &&
+    typeof (error as { code?: unknown }).code === 'string'
+  ) {
+    return service.orm.em.getDriver().convertException(error);
+  }
+  return error;
+}
+
 function toProblemResponse(
   error: unknown,
   service: ServiceContext,
@@ -477,15 +522,7 @@ function toProblemResponse(
     const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
     return { status: problem.status, body: problem.toJSON(), headers: problem.headers };
   }
-  // Deferred constraints (memberships_last_admin) fail at COMMIT, where the driver's raw error is not
-  // converted to MikroORM's exception classes; convert it here so it maps like an immediate one.
-  if (
-    error instanceof Error &&
-    !(error instanceof DriverException) &&
-    typeof (error as { code?: unknown }).code === 'string'
-  ) {
-    error = service.orm.em.getDriver().convertException(error);
-  }
+  error = asDriverException(error, service);
   let problem: Problem;
   if (error instanceof Problem) problem = error;
   else if (error instanceof InvalidInput) problem = problems.badRequest(error.message, error.pointer);
@@ -496,6 +533,12 @@ function toProblemResponse(
     problem = CONFLICT_CHECKS.has(constraintName(error))
       ? problems.conflict(detail)
       : problems.badRequest(detail);
+  } else if (error instanceof DeadlockException) {
+    // Still deadlocked after RACE_ATTEMPTS runs: nothing was saved, and the client may simply retry.
+    service.logger.warn({ ...context, reason: error.message }, 'operation kept losing races');
+    problem = problems.conflict(
+      'The change collided with other changes to the same data and was not saved; send it again.',
+    );
   } else {
     service.logger.error({ err: error, ...context }, 'operation failed');
     problem = problems.internal();

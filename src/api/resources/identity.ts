@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   Identity,
@@ -220,10 +220,12 @@ function serializeProvider(
 /** The domain named in the path, of the organization named in the path; 404 when it has no such domain. */
 async function findDomain(op: OperationContext) {
   const organization = await findOrganization(op);
-  const row = await op.em.findOne(OrganizationDomain, {
-    organization: organization.id,
-    domain: op.params.domain!,
-  });
+  // Locked until the write commits (removing or verifying it), as findByHandle locks its rows.
+  const row = await op.em.findOne(
+    OrganizationDomain,
+    { organization: organization.id, domain: op.params.domain! },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
   if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
   return row;
 }

@@ -88,7 +88,11 @@ async function endMembership(
   auditAction: 'member.remove' | 'member.leave',
 ) {
   if (row.role === 'admin') await assertAnotherAdmin(op, organization, 'remove');
-  await op.em.nativeDelete(Membership, { id: row.id });
+  // A second removal that raced this one found the row too; only the one that deletes it goes on.
+  const removed = await op.em.nativeDelete(Membership, { id: row.id });
+  if (removed === 0) {
+    throw problems.notFound(`"${row.handle}" is not a member of "${organization.account.handle}".`);
+  }
   // Roles are resolved per request, so the removed member's organization tokens already stop working;
   // revoking them keeps them dead if the user is ever invited back.
   const tokens = await op.em.nativeUpdate(

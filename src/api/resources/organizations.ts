@@ -166,6 +166,10 @@ export const organizationHandlers = {
   },
 
   async deleteOrganization(op) {
+    // The account row locked first: a second delete of the same organization waits for this one and then
+    // finds nothing (404), instead of both writing their audit event and deadlocking on the delete.
+    const locked = await op.sql('select id from accounts where id = ? for update', [op.target!.accountId]);
+    if (locked.length === 0) throw noOrganization(op.target!.handle);
     const organization = await findOrganization(op);
     const account = organization.account;
     const projects = await op.em.count(Project, { account: account.id });
