@@ -129,4 +129,28 @@ describe('requests racing each other', () => {
     );
     expect(rows[0].n).toBe(TRIES);
   });
+
+  it('records one revocation when two revokes of a token arrive together', async () => {
+    for (let i = 0; i < TRIES; i++) {
+      const created = await sdk.createToken({
+        client: ada.client,
+        path: { account: 'ada' },
+        body: { name: `twice-${i}`, scopes: ['project:read'] },
+      });
+      expect(created.response.status).toBe(201);
+      const token = created.data!.id;
+      const statuses = await Promise.all(
+        [1, 2].map(async () => {
+          const { response } = await sdk.revokeToken({ client: ada.client, path: { account: 'ada', token } });
+          return response.status;
+        }),
+      );
+      expect(statuses).toEqual([204, 204]);
+      const { rows } = await db.query(
+        `select count(*)::int as n from audit_events where action = 'token.revoke' and resource_id = $1`,
+        [token],
+      );
+      expect(rows[0].n).toBe(1);
+    }
+  });
 });

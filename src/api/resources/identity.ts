@@ -175,7 +175,12 @@ export const identityHandlers = {
 
   async removeIdentityProvider(op) {
     const organization = await findOrganization(op);
-    const row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
+    // Locked, so a second removal racing this one waits, finds nothing and records nothing.
+    const row = await op.em.findOne(
+      OrganizationSignInProvider,
+      { organization: organization.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (row) {
       op.em.remove(row);
       op.audit('identity_provider.remove', 'organization_identity_provider', row.id);

@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { hashToken } from '../../authz/account-tokens.ts';
 import {
@@ -181,10 +182,12 @@ export const invitationHandlers = {
 
   async revokeInvitation(op) {
     const organization = await findOrganization(op);
-    const invitation = await op.em.findOne(Invitation, {
-      id: op.params.invitation,
-      organization: organization.id,
-    });
+    // Locked, so a second revocation racing this one sees it revoked and records nothing.
+    const invitation = await op.em.findOne(
+      Invitation,
+      { id: op.params.invitation, organization: organization.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (!invitation) {
       throw problems.notFound(`No invitation ${op.params.invitation} in "${organization.account.handle}".`);
     }

@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import { isoTimestamp } from '../../db/columns.ts';
@@ -101,7 +102,12 @@ export const tokenHandlers = {
   },
 
   async revokeToken(op) {
-    const token = await op.em.findOne(AccountToken, { id: op.params.token!, account: op.target!.accountId });
+    // Locked, so a second revoke racing this one sees it revoked and records nothing.
+    const token = await op.em.findOne(
+      AccountToken,
+      { id: op.params.token!, account: op.target!.accountId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (!token) throw problems.notFound(`No token ${op.params.token} in "${op.target!.handle}".`);
     // Idempotent: a second revoke changes nothing, so the first revocation time stays the record.
     if (!token.revokedAt) {
