@@ -1,9 +1,15 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import {
+  type CallToolResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+} from '@modelcontextprotocol/server';
 import type { OperationRequest, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
 import { invalidArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
+import { ParamsCheckingServer } from './invalid-params.ts';
 import type { ToolDefinition } from './tools.ts';
 
 export interface ToolRegistry {
@@ -64,14 +70,15 @@ export async function callTool(
 /**
  * One low-level MCP server for one HTTP request (the endpoint is stateless, for both protocol eras): it
  * already knows who is calling, so tools/list is filtered by the token's scopes and tools/call goes
- * straight to the pipeline. The same definition serves 2026-07-28 requests and 2025-era ones.
+ * straight to the pipeline. The same definition serves 2026-07-28 requests and 2025-era ones. Params that
+ * do not fit a method are invalid params, not an internal error (invalid-params.ts).
  */
 export function createRequestServer(
   registry: ToolRegistry,
   pipeline: Pipeline,
   context: CallContext,
 ): Server {
-  const server = new Server(registry.serverInfo, {
+  const server = new ParamsCheckingServer(registry.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
     cacheHints: { 'tools/list': TOOLS_LIST_CACHE },
