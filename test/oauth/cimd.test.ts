@@ -126,7 +126,56 @@ describe('the guarded document fetch, as in production', () => {
     ]) {
       await expect(vettedAddress(new URL(url), production), url).rejects.toBeInstanceOf(DocumentFetchRefused);
     }
-    await expect(guardedFetch(production)(`${docsOrigin}${goodPath}`)).rejects.toThrow(/internal address/);
+    await expect(guardedFetch(production)(`${docsOrigin}${goodPath}`)).rejects.toThrow(
+      /not a public address/,
+    );
+  });
+
+  it('refuses IPv6 that reaches an internal IPv4 address, tunnels, and every block that is not global unicast', async () => {
+    for (const host of [
+      '[::7f00:1]', // IPv4-compatible ::127.0.0.1 (deprecated)
+      '[::a00:1]', // IPv4-compatible ::10.0.0.1
+      '[::ffff:0:a00:1]', // IPv4-translated ::ffff:0:10.0.0.1
+      '[::ffff:a9fe:a9fe]', // IPv4-mapped 169.254.169.254, in hex
+      '[64:ff9b::7f00:1]', // well-known NAT64 prefix around 127.0.0.1
+      '[64:ff9b::a00:1]', // … and around 10.0.0.1
+      '[64:ff9b:1::a00:1]', // local-use NAT64 (RFC 8215)
+      '[64:ff9b:1::5db8:d822]', // … refused whatever it carries
+      '[2002:7f00:1::1]', // 6to4 around 127.0.0.1
+      '[2002:5db8:d822::1]', // 6to4 is refused even around a public address
+      '[2001:0:4136:e378:8000:63bf:3fff:fdd2]', // Teredo
+      '[2001:2::1]', // benchmarking
+      '[2001:db8::1]', // documentation
+      '[3fff::1]', // documentation
+      '[100::1]', // discard-only
+      '[5f00::1]', // SRv6 segment identifiers
+      '[fec0::1]', // site-local (deprecated)
+      '[fd12:3456::1]', // unique-local
+      '[ff02::1]', // multicast
+      '[::]', // unspecified
+      '192.0.2.1', // documentation (TEST-NET-1)
+      '198.51.100.7', // documentation (TEST-NET-2)
+      '203.0.113.9', // documentation (TEST-NET-3)
+    ]) {
+      await expect(vettedAddress(new URL(`https://${host}/agent.json`), production), host).rejects.toThrow(
+        /not a public address/,
+      );
+    }
+  });
+
+  it('accepts global unicast, and an IPv4-carrying form by its public IPv4 address', async () => {
+    for (const [host, address, family] of [
+      ['93.184.216.34', '93.184.216.34', 4],
+      ['[2606:2800:220:1:248:1893:25c8:1946]', '2606:2800:220:1:248:1893:25c8:1946', 6],
+      // 93.184.216.34 through the well-known NAT64 prefix: how an IPv6-only network with DNS64 reaches it.
+      ['[64:ff9b::5db8:d822]', '64:ff9b::5db8:d822', 6],
+      ['[::ffff:5db8:d822]', '::ffff:5db8:d822', 6],
+    ] as const) {
+      await expect(vettedAddress(new URL(`https://${host}/agent.json`), production), host).resolves.toEqual({
+        address,
+        family,
+      });
+    }
   });
 
   it('refuses a non-https URL, even on a public address', async () => {
