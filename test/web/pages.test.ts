@@ -269,17 +269,59 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await admin.getByRole('button', { name: 'Import' }).click();
     await admin.getByText('Saved as version 4.').waitFor();
     expect(await admin.getByRole('status').last().textContent()).toContain('1003 of 1003 entries match');
-    // A file over the upload limit is refused before anything is read or saved.
+    // An upload the parser refuses (too large, not well-formed multipart, two files, a file under another
+    // field name) gets the pages' HTML error page saying why, with a way back to the glossary; the import
+    // does not run, so the glossary stays at version 4 (checked after the reload below).
     const importCsrf = await admin.locator('form[enctype] input[name="csrf"]').inputValue();
-    const tooLarge = await admin.context().request.post(`${service.url}/accounts/${org}/glossary/import`, {
-      multipart: {
-        csrf: importCsrf,
-        file: { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.alloc(3 * 1024 * 1024, 'a') },
-      },
-      maxRedirects: 0,
-    });
-    expect(tooLarge.status()).toBe(400);
-    expect(await tooLarge.text()).toContain('larger than 2 MB');
+    const cookie = (await admin.context().cookies(service.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+    const postImport = async (body: FormData | string, contentType?: string) => {
+      const response = await fetch(`${service.url}/accounts/${org}/glossary/import`, {
+        method: 'POST',
+        headers: { cookie, accept: 'text/html', ...(contentType ? { 'content-type': contentType } : {}) },
+        body,
+        redirect: 'manual',
+      });
+      return { response, page: await response.text() };
+    };
+    const importForm = (...files: [field: string, file: File][]) => {
+      const form = new FormData();
+      form.append('csrf', importCsrf);
+      for (const [field, file] of files) form.append(field, file);
+      return form;
+    };
+    const csvFile = (content: string) => new File([content], 'terms.csv', { type: 'text/csv' });
+    const lost = csvFile('term,definition\nlost term,never imported\n');
+    const malformed = [
+      '--cut',
+      'Content-Disposition: form-data; name="csrf"',
+      '',
+      importCsrf,
+      '--cut',
+      'Content-Disposition: form-data; name="file"; filename="terms.csv"',
+      'Content-Type: text/csv',
+      '',
+      'term,definition',
+      'lost term,never imported',
+    ].join('\r\n'); // no closing boundary: the body ends inside the file
+    for (const [request, status, reason] of [
+      [() => postImport(importForm(['csv', lost])), 400, 'the import reads it from the field'],
+      [() => postImport(importForm(['file', lost], ['file', lost])), 400, 'more than one file'],
+      [
+        () => postImport(malformed, 'multipart/form-data; boundary=cut'),
+        400,
+        'not a well-formed multipart form',
+      ],
+      [() => postImport(importForm(['file', csvFile('a'.repeat(3 * 1024 * 1024))])), 413, 'larger than 2 MB'],
+    ] as const) {
+      const { response, page } = await request();
+      expect(response.status, reason).toBe(status);
+      expect(response.headers.get('content-type'), reason).toMatch(/^text\/html/);
+      expect(response.headers.get('content-security-policy'), reason).toContain("default-src 'none'");
+      expect(page, reason).toMatch(/<h1>Upload (not readable|too large)<\/h1>/);
+      expect(page, reason).toContain(reason);
+      expect(page, reason).toContain('Nothing was imported.');
+      expect(page, reason).toContain(`<a href="/accounts/${org}/glossary">Back to the glossary</a>`);
+    }
     await admin.reload();
     expect(await admin.locator('main').textContent()).toContain('Version 4 · 1003 entries');
     await admin.getByLabel('Term or definition').fill('term 042');

@@ -35,21 +35,71 @@ const SHOWN = 100;
 /** CSV columns besides one per locale. */
 const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
 let multipart: RequestHandler | undefined;
-/** The upload's parser; a file too large or a malformed body is a 400, not an error of ours. */
-const upload: RequestHandler = (req, res, next) => {
-  multipart ??= multer()({
-    storage: multer().memoryStorage(),
-    limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
-  }).single('file');
-  multipart(req, res, (error: unknown) => {
-    if (!error) return next();
-    const detail =
-      error instanceof multer().MulterError && error.code === 'LIMIT_FILE_SIZE'
-        ? 'The file is larger than 2 MB.'
-        : 'The upload could not be read.';
-    res.status(400).type('text/plain').send(detail);
-  });
-};
+
+/**
+ * Why multer refused an upload, in the person's words: 413 when a limit on size was passed (as the app's
+ * body parsers answer), 400 when the body is not the one form with one CSV file that the page sends.
+ */
+function uploadRefusal(error: unknown): { status: number; detail: string } {
+  const oneFile = 'The upload holds more than one file; import one CSV file at a time.';
+  const refused = error instanceof multer().MulterError ? error : undefined;
+  switch (refused?.code) {
+    case 'LIMIT_FILE_SIZE':
+      return { status: 413, detail: 'The file is larger than 2 MB.' };
+    case 'LIMIT_FIELD_COUNT':
+    case 'LIMIT_PART_COUNT':
+    case 'LIMIT_FIELD_KEY':
+    case 'LIMIT_FIELD_VALUE':
+      return {
+        status: 413,
+        detail: 'The upload has more form fields, or longer ones, than the import form.',
+      };
+    case 'LIMIT_FILE_COUNT':
+      return { status: 400, detail: oneFile };
+    case 'LIMIT_UNEXPECTED_FILE':
+      if (refused.field === 'file') return { status: 400, detail: oneFile };
+      return {
+        status: 400,
+        detail: `The file came in the field "${refused.field}"; the import reads it from the field "file".`,
+      };
+    default:
+      // busboy's own errors (a missing boundary, a body that ends inside a part) and multer's other refusals.
+      return { status: 400, detail: 'The upload could not be read: it is not a well-formed multipart form.' };
+  }
+}
+
+/**
+ * The upload's parser. A body it refuses is the sender's mistake, not ours: the answer is the pages' error
+ * page (HTML, like every other page error) with the reason and a way back to the glossary, and the import
+ * handler never runs, so nothing is saved. It is answered here, before kit.action's session and CSRF
+ * check, because that check reads its token from the very body that could not be read.
+ */
+function upload(kit: Kit): RequestHandler {
+  return (req, res, next) => {
+    multipart ??= multer()({
+      storage: multer().memoryStorage(),
+      limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
+    }).single('file');
+    multipart(req, res, (error: unknown) => {
+      if (!error) return next();
+      const { status, detail } = uploadRefusal(error);
+      kit.render(
+        res,
+        undefined,
+        'problem',
+        {
+          title: status === 413 ? 'Upload too large' : 'Upload not readable',
+          detail: `${detail} Nothing was imported.`,
+          back: {
+            href: pathOf('accounts', String(req.params.account), 'glossary'),
+            label: 'Back to the glossary',
+          },
+        },
+        status,
+      );
+    });
+  };
+}
 
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
@@ -349,7 +399,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           importForm: { fields: { file: [...form, ...lines].slice(0, 20).join(' · ') }, form: [] },
         },
       );
-    }, upload),
+    }, upload(kit)),
   );
 
   router.get(
