@@ -54,6 +54,7 @@ function describeFailure(error: unknown): HttpFailure {
     limit?: unknown;
     charset?: unknown;
     encoding?: unknown;
+    headers?: unknown;
   };
   // express's router marks an undecodable path parameter with status 400; other decoders throw a bare URIError.
   if (error instanceof URIError) return { status: 400, detail: 'The path is not valid percent-encoding.' };
@@ -97,7 +98,17 @@ function describeFailure(error: unknown): HttpFailure {
   return {
     status,
     detail: e.expose === true && typeof e.message === 'string' ? e.message : 'The request is not valid.',
+    // Headers the error names for its answer (the convention of the http-errors package): `Allow` on a 405.
+    ...(isHeaderRecord(e.headers) ? { headers: e.headers } : {}),
   };
+}
+
+function isHeaderRecord(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.values(value).every((header) => typeof header === 'string')
+  );
 }
 
 function formatBytes(bytes: number): string {

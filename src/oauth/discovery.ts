@@ -5,16 +5,14 @@ import type Provider from 'oidc-provider';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import { resourceFor } from './resources.ts';
 
-const AS_METADATA_PATHS = new Set([
-  '/.well-known/oauth-authorization-server',
-  '/.well-known/openid-configuration',
-]);
-
-/** `scopes_supported` lists what clients may ask for: our object:action scopes (not OIDC's). */
+/**
+ * `scopes_supported` lists what clients may ask for: our object:action scopes (not OIDC's). Recognised by
+ * oidc-provider's route name, so both metadata addresses get it, with or without a trailing slash.
+ */
 export function advertiseScopes(provider: Provider): void {
   provider.use(async (koa, next) => {
     await next();
-    if (koa.method === 'GET' && AS_METADATA_PATHS.has(koa.path) && koa.status === 200 && koa.body) {
+    if (koa.oidc?.route === 'discovery' && koa.status === 200 && koa.body) {
       (koa.body as Record<string, unknown>).scopes_supported = ALL_SCOPES;
     }
   });

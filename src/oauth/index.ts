@@ -16,6 +16,7 @@ import { type Csrf, createCsrf } from '../web/csrf.ts';
 import { identityRoutes } from '../web/sign-in/routes.ts';
 import { startCleanup } from './cleanup.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
+import { oauthEndpoints } from './endpoints.ts';
 import { interactionRoutes } from './interactions.ts';
 import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
 import { createProvider, OAUTH_ROUTES } from './provider.ts';
@@ -105,17 +106,9 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
         }),
       );
 
-      // oidc-provider last, and only for its own paths, so other 404s stay the service's own (koa's is a
-      // text/plain "Not Found"). The authorization and registration endpoints have sub-paths (/:uid, /:id).
-      const ownPath = (path: string) =>
-        Object.values(OAUTH_ROUTES).includes(path as never) ||
-        path.startsWith(`${OAUTH_ROUTES.authorization}/`) ||
-        path.startsWith(`${OAUTH_ROUTES.registration}/`) ||
-        path.startsWith('/.well-known/o');
-      app.use((req, res, next) => {
-        if (ownPath(req.path)) return serve(req, res, next);
-        next();
-      });
+      // oidc-provider last, and only for what it serves; the rest of /oauth and /.well-known gets our 404
+      // or 405 (endpoints.ts), and other paths go on to the service's own 404.
+      app.use(oauthEndpoints(serve));
       cleanup ??= startCleanup(ctx.orm, ctx.logger);
     },
     async close() {

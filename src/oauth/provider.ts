@@ -16,6 +16,7 @@ import { allowFormActionTo } from '../lib/csp.ts';
 import { errorPage } from '../web/authorization-pages.ts';
 import { createAdapterFactory, readAheadAccount } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
+import { pinPublicOrigin } from './public-origin.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
 
@@ -192,8 +193,10 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
     if (koa.oidc?.redirectUriCheckPerformed && typeof redirectUri === 'string' && koa.type === 'text/html')
       allowFormActionTo(koa.res, redirectUri);
   });
-  // Behind a load balancer, X-Forwarded-Proto decides whether cookies are Secure and URLs https.
-  provider.proxy = Boolean(config.trustProxy);
+  // Its URLs and cookies follow BASE_URL, never the Host or X-Forwarded-* headers a client sends. koa's own
+  // proxy setting is left off: it would only change koa's ctx.ip, which nothing reads (express's req.ip,
+  // under `trust proxy`, is the client address of rate limits and audit events).
+  pinPublicOrigin(provider, config.baseUrl);
   return provider;
 }
 
