@@ -46,7 +46,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export function createMcpRouter(options: McpHttpOptions): Router {
   const { registry, pipeline } = options;
-  const ownOrigin = new URL(options.baseUrl).origin;
+  const { origin: ownOrigin, host: ownHost } = new URL(options.baseUrl);
   // With no token yet, a client is told the scopes that unlock the whole tool set; the user consents.
   const connectScope = [...new Set(registry.all.map((definition) => definition.scope))].join(' ');
 
@@ -203,6 +203,10 @@ export function createMcpRouter(options: McpHttpOptions): Router {
       extra: { context },
     };
     (req as Request & { auth?: AuthInfo }).auth = auth;
+    // The SDK's adapter builds its web Request's URL from the Host header, which the client writes: a Host
+    // that is no valid authority (`a b`) made that a 500. Nothing behind it reads the URL's host (the
+    // Origin check above uses BASE_URL), so the request goes on with ours.
+    req.headers.host = ownHost;
     await serve(req, res, req.body);
   };
 
