@@ -24,6 +24,8 @@ export interface OperationSpec {
   mcp: { name?: string; description?: string } | undefined;
   /** `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). */
   etag: boolean;
+  /** Query parameters whose schema is an integer: the text sent for them must be decimal digits. */
+  integerQueryParams: string[];
   raw: Record<string, unknown>;
 }
 
@@ -85,6 +87,12 @@ export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
         accountParam,
         mcp: mcp === true ? {} : mcp && typeof mcp === 'object' ? mcp : undefined,
         etag: op['x-etag'] === true,
+        integerQueryParams: [...(item.parameters ?? []), ...(op.parameters ?? [])]
+          .filter(
+            (p: { in?: string; schema?: { type?: unknown } }) =>
+              p.in === 'query' && p.schema?.type === 'integer',
+          )
+          .map((p: { name: string }) => p.name),
         raw: op,
       });
     }

@@ -395,6 +395,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const textIssues = [
       ...findTextIssues(request.params, '/params'),
       ...findTextIssues(request.query, '/query'),
+      ...numeralIssues(spec, request.query),
       ...findTextIssues(parameters.header, '/headers'),
       ...findTextIssues(request.body, '/body'),
     ];
@@ -463,6 +464,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
     },
   };
+}
+
+/**
+ * Ajv's coercion reads a query value as JavaScript's Number() does, so `limit=0x10` or `limit= 1e1` would be
+ * a page size; an integer in a query string is written in decimal digits, and anything else is refused.
+ */
+function numeralIssues(spec: OperationSpec, query: Record<string, unknown>) {
+  return spec.integerQueryParams.flatMap((name) => {
+    const value = query[name];
+    return typeof value === 'string' && !/^-?\d+$/.test(value)
+      ? [{ pointer: `/query/${name}`, message: 'must be a whole number written in decimal digits' }]
+      : [];
+  });
 }
 
 /** What role resolution reads of an account, from its raw row (snake_case columns). */

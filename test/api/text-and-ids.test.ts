@@ -122,6 +122,22 @@ describe('REST', () => {
     }
   });
 
+  it('reads an integer in the query only when it is written in decimal digits', async () => {
+    for (const limit of ['0x10', '1e1', '%201', '1.0', '0b11', '']) {
+      await expectProblem(
+        await rest('GET', `/api/v1/accounts/ada/projects?limit=${limit}`),
+        '/query/limit',
+        /decimal digits/,
+      );
+    }
+    await expectProblem(await rest('GET', '/api/v1/accounts/ada/voice?version=0x1'), '/query/version');
+    const page = await rest('GET', '/api/v1/accounts/ada/projects?limit=1');
+    expect(page.status).toBe(200);
+    expect(((await page.json()) as { items: unknown[] }).items).toHaveLength(1);
+    // A value below the minimum is still the schema's to refuse, with its own message.
+    await expectProblem(await rest('GET', '/api/v1/accounts/ada/projects?limit=-1'), '/query/limit', />=/);
+  });
+
   it('answers 400 for an id written urn:uuid:…, and accepts the same id in upper case', async () => {
     const token = await sdk.createToken({
       client: ada.client,
