@@ -86,6 +86,13 @@ export interface Config {
   providers: ProvidersConfig;
   /** DNS servers for domain verification (`ip` or `ip:port`); unset: the system's resolvers. */
   dnsServers: string[] | undefined;
+  /**
+   * Networks (`address/prefix`) an organization's identity provider may resolve to besides public addresses:
+   * a self-hosted installation whose organizations run their providers on its private network. Empty: only
+   * public addresses (and loopback outside production), since any organization admin picks that URL and
+   * our server connects to it (src/identity/org-provider-fetch.ts).
+   */
+  orgIdpAllowedNetworks: string[];
 }
 
 export interface OidcProviderConfig {
@@ -233,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT,
     providers,
     dnsServers: v.DNS_SERVERS,
+    orgIdpAllowedNetworks: v.ORG_IDP_ALLOWED_NETWORKS ?? [],
     embeddedPostgresPort: v.EMBEDDED_POSTGRES_PORT ?? 54329,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS ?? 20_000,
     http,

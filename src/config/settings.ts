@@ -1,6 +1,7 @@
 // Every environment variable the service reads, as one zod schema: its type, its format, and the message
 // that names it when it is wrong. Rules that tie several variables together (production requirements,
 // defaults that depend on others) are applied to the parsed values in index.ts.
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -78,6 +79,42 @@ const commaList = (name: string, item: RegExp, what: string) =>
     return items;
   });
 
+/**
+ * Networks as `address/prefix` (a lone address is the network of that one address), comma-separated; the
+ * value is each network with its prefix spelled out, for src/lib/address-guard.ts to match against.
+ */
+const networkList = (name: string) =>
+  z.string().transform((raw, ctx) => {
+    const networks: string[] = [];
+    for (const item of raw
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean)) {
+      const [address = '', prefix, ...rest] = item.split('/');
+      const family = isIP(address);
+      const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
+      try {
+        // A zone id (fe80::1%eth0) names an interface of this machine, not a network anyone resolves to.
+        if (
+          family === 0 ||
+          address.includes('%') ||
+          rest.length > 0 ||
+          (prefix !== undefined && !/^\d{1,3}$/.test(prefix))
+        )
+          throw new Error('not a network');
+        // BlockList refuses a prefix too long for the family.
+        new BlockList().addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
+        networks.push(`${address}/${bits}`);
+      } catch {
+        fail(
+          ctx,
+          `${name} must list networks such as 10.20.0.0/16 or fd00:1234::/32, comma-separated (got "${item}")`,
+        );
+      }
+    }
+    return networks;
+  });
+
 const IP_WITH_PORT = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i;
 
 /** express's `trust proxy`: a boolean, a hop count, or addresses and subnets as express reads them. */
@@ -140,6 +177,7 @@ export const settingsSchema = z.object({
   DNS_SERVERS: optional(
     commaList('DNS_SERVERS', IP_WITH_PORT, 'must list IP addresses, each optionally with :port'),
   ),
+  ORG_IDP_ALLOWED_NETWORKS: optional(networkList('ORG_IDP_ALLOWED_NETWORKS')),
   GITHUB_CLIENT_ID: optional(z.string()),
   GITHUB_CLIENT_SECRET: optional(z.string()),
   GITHUB_URL: optional(providerUrl('GITHUB_URL')),

@@ -1,9 +1,16 @@
 // The identity providers people sign in with, through openid-client: authorization code + PKCE S256 +
 // state (+ nonce and a checked ID token for OpenID providers). Each answers with a Profile; an e-mail
 // counts as verified only when the provider says so. GitHub is plain OAuth 2.0 plus its REST API.
-import type { Configuration } from 'openid-client';
+//
+// Whose URLs these are decides how they are fetched. GitHub, Google and OIDC_ISSUER are the operator's own
+// settings, trusted like the rest of the configuration (an operator may well run OIDC_ISSUER on a private
+// network), so openid-client uses the plain fetch for them. An organization's provider is set by its admins,
+// so every request for it goes through the address guard (org-provider-fetch.ts): checkIssuer and
+// organizationLeg are the only ways in for one.
+import type { Configuration, CustomFetch } from 'openid-client';
 import type { Config, OidcProviderConfig } from '../config/index.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
+import { guardRefusal, orgProviderFetch } from './org-provider-fetch.ts';
 
 /** Only instances where people sign in with a provider load it. */
 const client = onFirstUse<typeof import('openid-client')>('openid-client');
@@ -60,10 +67,29 @@ function insecureAllowed(url: string, production: boolean): boolean {
   return !production && url.startsWith('http:');
 }
 
-/** Discovery documents are fetched once per issuer and client every few minutes, not per sign-in. */
-const discoveries = new Map<string, { at: number; config: Promise<Configuration> }>();
+/**
+ * Discovery documents are fetched once per issuer and client every few minutes, not per sign-in; kept apart
+ * by the fetch they were made with, so a Configuration made under one address policy (or none, for the
+ * operator's providers) never serves a request under another (two services in one test process).
+ */
+type Discovered = Map<string, { at: number; config: Promise<Configuration> }>;
+const operatorDiscoveries: Discovered = new Map();
+const guardedDiscoveries = new WeakMap<CustomFetch, Discovered>();
 
-function discover(settings: OidcSettings, production: boolean): Promise<Configuration> {
+function discoveriesFor(fetch: CustomFetch | undefined): Discovered {
+  if (!fetch) return operatorDiscoveries;
+  const discovered = guardedDiscoveries.get(fetch) ?? new Map();
+  guardedDiscoveries.set(fetch, discovered);
+  return discovered;
+}
+
+/**
+ * The provider's Configuration. With `fetch` (an organization's provider), discovery and every later request
+ * made with the Configuration (token endpoint, JWKS, userinfo) use it: openid-client keeps the customFetch
+ * given to discovery() on the Configuration it returns.
+ */
+function discover(settings: OidcSettings, production: boolean, fetch?: CustomFetch): Promise<Configuration> {
+  const discoveries = discoveriesFor(fetch);
   const key = `${settings.issuer}\0${settings.clientId}\0${settings.clientSecret}`;
   const cached = discoveries.get(key);
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
@@ -75,6 +101,7 @@ function discover(settings: OidcSettings, production: boolean): Promise<Configur
     {
       execute: insecureAllowed(settings.issuer, production) ? [client().allowInsecureRequests] : [],
       timeout: 10,
+      ...(fetch ? { [client().customFetch]: fetch } : {}),
     },
   );
   // A failure is not cached: the next sign-in tries again.
@@ -84,30 +111,40 @@ function discover(settings: OidcSettings, production: boolean): Promise<Configur
 }
 
 /**
- * Why an issuer cannot serve as an organization's provider (its discovery document cannot be fetched,
- * names another issuer, or lacks the endpoints sign-in needs), or undefined when it can.
+ * Why an issuer cannot serve as an organization's provider (it is at an address the guard refuses, its
+ * discovery document cannot be fetched, names another issuer, or lacks the endpoints sign-in needs), or
+ * undefined when it can.
  */
-export async function checkIssuer(issuer: string, production: boolean): Promise<string | undefined> {
+export async function checkIssuer(issuer: string, config: Config): Promise<string | undefined> {
+  const production = config.nodeEnv === 'production';
   try {
-    const config = await client().discovery(new URL(issuer), 'check', undefined, client().None(), {
+    const discovered = await client().discovery(new URL(issuer), 'check', undefined, client().None(), {
       execute: insecureAllowed(issuer, production) ? [client().allowInsecureRequests] : [],
       timeout: 10,
+      [client().customFetch]: orgProviderFetch(config),
     });
-    const metadata = config.serverMetadata();
+    const metadata = discovered.serverMetadata();
     if (!metadata.authorization_endpoint || !metadata.token_endpoint)
       return `The provider at ${issuer} has no authorization or token endpoint in its discovery document.`;
     if (!metadata.jwks_uri)
       return `The provider at ${issuer} publishes no keys (jwks_uri) to check ID tokens with.`;
     return undefined;
-  } catch {
+  } catch (error) {
+    const refused = guardRefusal(error);
+    if (refused) return `The issuer ${issuer} cannot be used: ${refused.message}.`;
     return `No valid OpenID discovery document for the issuer ${issuer} (at ${issuer}/.well-known/openid-configuration).`;
   }
 }
 
-export function oidcLeg(settings: OidcSettings, providerKey: string, production: boolean): Leg {
+/** Sign-in through an organization's own provider (its requests guarded, see the top of this file). */
+export function organizationLeg(settings: OidcSettings, providerKey: string, config: Config): Leg {
+  return oidcLeg(settings, providerKey, config.nodeEnv === 'production', orgProviderFetch(config));
+}
+
+function oidcLeg(settings: OidcSettings, providerKey: string, production: boolean, fetch?: CustomFetch): Leg {
   return {
     async authorizationUrl(checks, redirectUri) {
-      const config = await discoverOrFail(settings, production);
+      const config = await discoverOrFail(settings, production, fetch);
       return client().buildAuthorizationUrl(config, {
         redirect_uri: redirectUri,
         scope: 'openid email profile',
@@ -118,7 +155,7 @@ export function oidcLeg(settings: OidcSettings, providerKey: string, production:
       });
     },
     async profile(callbackUrl, checks) {
-      const config = await discoverOrFail(settings, production);
+      const config = await discoverOrFail(settings, production, fetch);
       const tokens = await grant(config, callbackUrl, checks, true);
       const claims = tokens.claims();
       if (!claims) throw new SignInError('The provider did not say who signed in.');
@@ -136,10 +173,15 @@ export function oidcLeg(settings: OidcSettings, providerKey: string, production:
   };
 }
 
-async function discoverOrFail(settings: OidcSettings, production: boolean) {
+/** Said when the guard refused an organization's provider: trying again will not help, its admin can. */
+const REFUSED_PROVIDER =
+  "Your organization's identity provider is at an address this service does not connect to. Ask your organization's admins to check its settings.";
+
+async function discoverOrFail(settings: OidcSettings, production: boolean, fetch?: CustomFetch) {
   try {
-    return await discover(settings, production);
-  } catch {
+    return await discover(settings, production, fetch);
+  } catch (error) {
+    if (guardRefusal(error)) throw new SignInError(REFUSED_PROVIDER);
     throw new SignInError('The identity provider could not be reached. Try again later.');
   }
 }
@@ -153,6 +195,8 @@ async function grant(config: Configuration, callbackUrl: URL, checks: Checks, op
       ...(openid ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}),
     });
   } catch (error) {
+    // The token endpoint (or the keys) at an address the guard refuses: its discovery document names it.
+    if (guardRefusal(error)) throw new SignInError(REFUSED_PROVIDER);
     if (error instanceof client().AuthorizationResponseError)
       throw new SignInError(
         error.error === 'access_denied'
@@ -233,7 +277,10 @@ function githubLeg(settings: NonNullable<Config['providers']['github']>, product
   };
 }
 
-/** The configured providers (not the organizations' own), in the order the sign-in page shows them. */
+/**
+ * The configured providers (not the organizations' own), in the order the sign-in page shows them. Their
+ * URLs are the operator's settings: no address guard (see the top of this file).
+ */
 export function configuredProviders(config: Config): { id: ProviderId; label: string; leg: Leg }[] {
   const production = config.nodeEnv === 'production';
   const { github, google, oidc } = config.providers;

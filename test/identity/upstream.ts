@@ -27,24 +27,42 @@ export interface OidcUpstream {
   clientSecret: string;
   /** Claims per login name; whatever login the form is given becomes the subject. */
   accounts: Map<string, UpstreamClaims>;
+  /** How many HTTP requests it has answered (browsers' and the service's alike). */
+  readonly requests: number;
   close(): Promise<void>;
 }
 
-async function listen(app: (req: never, res: never) => void): Promise<{ server: Server; url: string }> {
+async function listen(
+  app: (req: never, res: never) => void,
+  host = '127.0.0.1',
+): Promise<{ server: Server; url: string }> {
   const { createServer } = await import('node:http');
   const server = createServer(app as never);
-  server.listen(0, '127.0.0.1');
+  server.listen(0, host);
   await once(server, 'listening');
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { server, url: `http://${host}:${(server.address() as AddressInfo).port}` };
 }
 
-/** A second authorization server: ID tokens carry sub, email, email_verified, preferred_username, name. */
-export async function startOidcUpstream(redirectUris: string[]): Promise<OidcUpstream> {
+/**
+ * A second authorization server: ID tokens carry sub, email, email_verified, preferred_username, name. It
+ * listens on loopback, or on `host` (an IPv4 address of this machine).
+ */
+export async function startOidcUpstream(
+  redirectUris: string[],
+  options: { host?: string } = {},
+): Promise<OidcUpstream> {
   const accounts = new Map<string, UpstreamClaims>();
   const clientId = `client-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   let provider: Provider | undefined;
-  const { server, url } = await listen(((req: never, res: never) => provider!.callback()(req, res)) as never);
+  let requests = 0;
+  const { server, url } = await listen(
+    ((req: never, res: never) => {
+      requests++;
+      return provider!.callback()(req, res);
+    }) as never,
+    options.host,
+  );
   provider = new Provider(url, {
     clients: [
       {
@@ -72,6 +90,9 @@ export async function startOidcUpstream(redirectUris: string[]): Promise<OidcUps
     clientId,
     clientSecret,
     accounts,
+    get requests() {
+      return requests;
+    },
     async close() {
       server.closeAllConnections();
       server.close();

@@ -17,7 +17,8 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DocumentFetchRefused, guardedFetch, vettedAddress } from '../../src/oauth/cimd.ts';
+import { OutboundRefused } from '../../src/lib/address-guard.ts';
+import { guardedFetch, vettedAddress } from '../../src/oauth/cimd.ts';
 import { InMemoryOAuthProvider, launchChromium, MODERN_REVISION, recordingFetch } from '../mcp/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -124,7 +125,7 @@ describe('the guarded document fetch, as in production', () => {
       'https://[fe80::1]/agent.json',
       'https://[::ffff:10.0.0.1]/agent.json',
     ]) {
-      await expect(vettedAddress(new URL(url), production), url).rejects.toBeInstanceOf(DocumentFetchRefused);
+      await expect(vettedAddress(new URL(url), production), url).rejects.toBeInstanceOf(OutboundRefused);
     }
     await expect(guardedFetch(production)(`${docsOrigin}${goodPath}`)).rejects.toThrow(
       /not a public address/,
@@ -174,6 +175,7 @@ describe('the guarded document fetch, as in production', () => {
       await expect(vettedAddress(new URL(`https://${host}/agent.json`), production), host).resolves.toEqual({
         address,
         family,
+        local: false,
       });
     }
   });
@@ -187,6 +189,7 @@ describe('the guarded document fetch, as in production', () => {
     await expect(vettedAddress(new URL('http://127.0.0.1:9/agent.json'), development)).resolves.toEqual({
       address: '127.0.0.1',
       family: 4,
+      local: true,
     });
     await expect(vettedAddress(new URL('http://93.184.216.34/agent.json'), development)).rejects.toThrow(
       /https/,

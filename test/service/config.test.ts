@@ -290,4 +290,26 @@ describe('sign-in provider settings', () => {
       problemsOf({ ...production, DEV_LOGIN: 'true', GITHUB_CLIENT_ID: 'a', GITHUB_CLIENT_SECRET: 'b' }),
     ).toEqual(['DEV_LOGIN cannot be enabled with NODE_ENV=production']);
   });
+
+  it('reads the private networks organization providers may be on, none by default', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).orgIdpAllowedNetworks).toEqual([]);
+    const config = loadConfig({
+      ...production,
+      ORG_IDP_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1234::/32 ,192.168.7.7,',
+    });
+    // A lone address is the network of that address.
+    expect(config.orgIdpAllowedNetworks).toEqual(['10.20.0.0/16', 'fd00:1234::/32', '192.168.7.7/32']);
+    const message = (got: string) =>
+      `ORG_IDP_ALLOWED_NETWORKS must list networks such as 10.20.0.0/16 or fd00:1234::/32, comma-separated (got "${got}")`;
+    for (const bad of [
+      '10.0.0.0/33',
+      'intranet.example',
+      '10.0.0.0/8/8',
+      'fe80::1%eth0',
+      '10.0.0.0/x',
+      '::/129',
+    ]) {
+      expect(problemsOf({ ORG_IDP_ALLOWED_NETWORKS: `192.168.0.0/16, ${bad}` }), bad).toEqual([message(bad)]);
+    }
+  });
 });

@@ -147,7 +147,9 @@ export const identityHandlers = {
       : undefined;
     if (!secret && !storedSecret)
       throw problems.badRequest('A client secret is required.', '/body/clientSecret');
-    const broken = await checkIssuer(issuer, production);
+    // Fetched through the address guard, so an issuer at an internal address is refused before anything
+    // is stored (src/identity/org-provider-fetch.ts).
+    const broken = await checkIssuer(issuer, op.service.config);
     if (broken) throw problems.badRequest(broken, '/body/issuer');
     const fields = {
       kind: 'oidc' as const,

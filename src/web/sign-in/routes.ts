@@ -12,7 +12,7 @@ import {
   configuredProviders,
   type Leg,
   newChecks,
-  oidcLeg,
+  organizationLeg,
   type ProviderId,
   SignInError,
 } from '../../identity/providers.ts';
@@ -79,7 +79,6 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   const router = Router();
   const { sessions, csrf } = options;
   const { baseUrl } = ctx.config;
-  const production = ctx.config.nodeEnv === 'production';
   const providers = configuredProviders(ctx.config);
   const form = express.urlencoded({ extended: false, limit: '4kb' });
   const cookieOptions = {
@@ -106,10 +105,10 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       Buffer.from(row.clientSecretEncrypted),
       orgSecretBinding(organizationId),
     );
-    return oidcLeg(
+    return organizationLeg(
       { issuer: row.issuer, clientId: row.clientId, clientSecret },
       orgProviderKey(organizationId),
-      production,
+      ctx.config,
     );
   }
 
