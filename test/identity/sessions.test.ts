@@ -226,3 +226,33 @@ describe('sweeping', () => {
     expect(await signedInAs(live)).toBe(handle);
   });
 });
+
+describe('development sign-in', () => {
+  it('refuses a development sign-in posted from another site (login CSRF), and takes one from its own page', async () => {
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site', origin: 'null' },
+      { 'sec-fetch-site': 'same-site' },
+    ]) {
+      const response = await fetch(`${service.url}/signin/dev`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ handle: 'mallory', create: '1', next: '/settings/tokens' }),
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(403);
+      expect(response.headers.getSetCookie().some((c) => c.startsWith('l10n_session='))).toBe(false);
+    }
+    const own = await fetch(`${service.url}/signin/dev`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: new URL(service.config.baseUrl).origin,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams({ handle: 'mallory', create: '1', next: '/settings/tokens' }),
+      redirect: 'manual',
+    });
+    expect(own.status).toBe(303);
+  });
+});

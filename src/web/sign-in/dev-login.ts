@@ -1,5 +1,6 @@
 // Development sign-in (DEV_LOGIN, refused in production by the configuration): pick a local user by
 // handle or create one, no provider involved. Used by /signin and by the OAuth sign-in step.
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
 import { createDevUser, findDevUser } from '../../identity/dev-users.ts';
@@ -23,6 +24,20 @@ ${error ? html`<div class="card error" role="alert" id="handle-error">${error}</
 </form>`;
 }
 
+/**
+ * Whether a form post came from one of our pages, as far as the browser says. The form's page may have been
+ * opened under another name of this server than BASE_URL's (127.0.0.1 for localhost): its origin is then
+ * the one the request itself names, which another site cannot match.
+ */
+function fromThisSite(headers: IncomingHttpHeaders, ownOrigin: string): boolean {
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
+  const origin = headers.origin;
+  return (
+    origin === undefined || origin === 'null' || origin === ownOrigin || origin === `http://${headers.host}`
+  );
+}
+
 export function devLoginRoute(
   ctx: ServiceContext,
   sessions: Sessions,
@@ -30,8 +45,18 @@ export function devLoginRoute(
   renderError: (next: string, error: string) => string,
 ): Router {
   const router = Router();
+  const ownOrigin = new URL(ctx.config.baseUrl).origin;
   router.post(DEV_LOGIN_PATH, express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
     const next = safeNext(req.body?.next);
+    // Nobody is signed in yet, so there is no session to bind a CSRF token to; but a browser says where a
+    // form came from, and a page of another site must not sign a visitor in as a user of its choosing
+    // (login CSRF). Sec-Fetch-Site first: our pages send no referrer, which makes a browser send
+    // `Origin: null` even for our own form. Without it, an Origin that names another site is refused.
+    // Clients that send neither (scripts, tests) are not browsers and carry no cookie of the visitor's.
+    if (!fromThisSite(req.headers, ownOrigin)) {
+      res.status(403).type('html').send(renderError(next, 'Sign in from this site’s own sign-in page.'));
+      return;
+    }
     const handle = String(req.body?.handle ?? '').trim();
     let outcome = await findDevUser(ctx, handle);
     if ('error' in outcome && req.body?.create === '1') outcome = await createDevUser(ctx, handle);
