@@ -229,11 +229,12 @@ describe('sweeping', () => {
 
 describe('development sign-in', () => {
   it('refuses a development sign-in posted from another site (login CSRF), and takes one from its own page', async () => {
-    for (const headers of [
+    const crossSite: Record<string, string>[] = [
       { origin: 'https://evil.example' },
       { 'sec-fetch-site': 'cross-site', origin: 'null' },
       { 'sec-fetch-site': 'same-site' },
-    ]) {
+    ];
+    for (const headers of crossSite) {
       const response = await fetch(`${service.url}/signin/dev`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
