@@ -15,6 +15,8 @@ import { SIGNOUT_CSRF_PURPOSE } from './sign-in/routes.ts';
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 /** CSRF purpose of every form of the web pages; tokens are bound to the browser session's id. */
 const FORM_CSRF_PURPOSE = 'web-form';
+/** Purpose of the signature a notice in a page's URL carries (see withNotice). */
+const NOTICE_PURPOSE = 'web-notice';
 
 export interface WebDeps {
   ctx: ServiceContext;
@@ -52,30 +54,56 @@ export interface LayoutData {
 export type FieldErrors = Record<string, string>;
 
 /**
- * A failed operation's problem as a form sees it: messages by field (the pointer /body/name → "name",
- * /body/entries/3/term → "entries.3.term", /params/x → "x") and the rest as one message for the form.
+ * What a field whose value does not match its pattern in openapi.yaml should be, said as a sentence: the
+ * validator's message names the pattern itself, which means nothing to a person filling in a form. Keyed
+ * by the pattern as the document spells it; a pattern missing here gets the general sentence.
  */
+const PATTERNS: Record<string, string> = {
+  '^https?://': 'Start with http:// or https://.',
+  '^[a-z0-9][a-z0-9._-]*:\\S+$': 'Write the provider and the model as provider:model, such as openai:gpt-4o.',
+  '^[a-z][a-z0-9-]{0,37}[a-z0-9]$':
+    'Use lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen.',
+  '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$': 'Enter a language tag, such as de or de-CH.',
+  '^[A-Z]{2}$': 'Enter a two-letter country code in capitals, such as DE.',
+  '^\\S+$': 'Leave out spaces.',
+  '^\\S(.*\\S)?$': 'Leave out spaces at the start and at the end.',
+  '^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}$':
+    'Enter a lowercase domain name, such as example.com.',
+};
+
 /** The schema validator's wording, said for a person filling in a form; other messages pass as they are. */
-const PLAIN: [RegExp, string][] = [
+const PLAIN: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/^must NOT have fewer than 1 characters$/, 'Fill this in.'],
   [/^must NOT have fewer than (\d+) characters$/, 'Use at least $1 characters.'],
   [/^must NOT have more than (\d+) characters$/, 'Use at most $1 characters.'],
   [/^must NOT have fewer than 1 items$/, 'Choose at least one.'],
   [/^must NOT have more than (\d+) items$/, 'Choose at most $1.'],
+  // Objects a form fills are keyed lists (translations and overrides by locale): "properties" are entries.
+  [/^must NOT have fewer than 1 properties$/, 'Fill in at least one entry.'],
+  [/^must NOT have more than (\d+) properties$/, 'Use at most $1 entries.'],
   [/^must be <= (\d+)$/, 'At most $1.'],
   [/^must be >= (\d+)$/, 'At least $1.'],
   [/^must be integer$/, 'Enter a whole number.'],
   [/^must match format "email"$/, 'Enter an e-mail address.'],
   [/^must match format "uri"$/, 'Enter a full URL, such as https://example.com/v1.'],
-  [/^must match pattern /, 'This is not in the expected form.'],
+  [/^must match pattern "(.*)"$/s, (pattern) => PATTERNS[pattern] ?? 'This is not in the expected form.'],
   [/^must be equal to one of the allowed values$/, 'Choose one of the offered values.'],
 ];
 const plain = (message: string) => {
-  for (const [pattern, replacement] of PLAIN)
-    if (pattern.test(message)) return message.replace(pattern, replacement);
+  for (const [pattern, replacement] of PLAIN) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    return typeof replacement === 'string'
+      ? message.replace(pattern, replacement)
+      : replacement(...match.slice(1));
+  }
   return message;
 };
 
+/**
+ * A failed operation's problem as a form sees it: messages by field (the pointer /body/name → "name",
+ * /body/entries/3/term → "entries.3.term", /params/x → "x") and the rest as one message for the form.
+ */
 export function formErrors(response: OperationResponse): { fields: FieldErrors; form: string[] } {
   const body = (response.body ?? {}) as { detail?: string; errors?: { pointer: string; message: string }[] };
   const fields: FieldErrors = {};
@@ -117,17 +145,21 @@ export function createKit(deps: WebDeps) {
     };
   }
 
+  /**
+   * Sends a page. Without `status`, the status already set on `res` stays (200 unless a handler set
+   * another): a handler that said res.status(404) first must not get its page answered as 200.
+   */
   function render(
     res: Response,
     pc: PageContext | undefined,
     view: string,
     data: LayoutData & Record<string, unknown>,
-    status = 200,
+    status?: number,
   ) {
     // The Content-Security-Policy is the service-wide one helmet sets (src/lib/csp.ts).
     res.set('Cache-Control', 'no-store');
     res
-      .status(status)
+      .status(status ?? res.statusCode)
       .type('html')
       .send(
         eta.render(view, {
@@ -148,6 +180,28 @@ export function createKit(deps: WebDeps) {
     const title =
       status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : (body.title ?? 'Something went wrong');
     render(res, pc, 'problem', { title, detail: body.detail ?? '', status }, status);
+  }
+
+  /**
+   * `path` with a notice for the page it leads to: where a successful form POST sends the person
+   * (post/redirect/get), saying what was done. The page shows a notice only when its signature checks out,
+   * so a link from someone else cannot put their words in the page's status box. Signed rather than a
+   * table of fixed keys because several notices name what was acted on (a version number, a member, a
+   * domain, a model): as plain data in the URL, anyone could choose those for a link they send. The text
+   * is not secret (the person just did it), so an HMAC is enough; made with the CSRF helper (COOKIE_KEYS,
+   * any configured key verifies) and bound to the browser session, it is valid for this person only.
+   */
+  function withNotice(pc: PageContext, path: string, notice: string): string {
+    const signature = csrf.token(NOTICE_PURPOSE, `${pc.who.sessionId}\0${notice}`);
+    const query = new URLSearchParams({ notice, sig: signature });
+    return `${path}${path.includes('?') ? '&' : '?'}${query}`;
+  }
+
+  /** The notice in this page's URL, if this service wrote it for this session (withNotice); else none. */
+  function noticeOf(req: Request, pc: PageContext): string | undefined {
+    const { notice, sig } = req.query;
+    if (typeof notice !== 'string') return undefined;
+    return csrf.verify(NOTICE_PURPOSE, `${pc.who.sessionId}\0${notice}`, sig) ? notice : undefined;
   }
 
   /** A GET page for a signed-in person; anyone else goes to sign-in and comes back here. */
@@ -183,7 +237,7 @@ export function createKit(deps: WebDeps) {
     ];
   }
 
-  return { page, action, render, problemPage, eta };
+  return { page, action, render, problemPage, withNotice, noticeOf, eta };
 }
 
 export type Kit = ReturnType<typeof createKit>;

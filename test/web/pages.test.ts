@@ -6,7 +6,10 @@
 // is checked the same way (look()): a Content-Security-Policy without 'unsafe-inline', axe-core with no
 // serious or critical violation, and a screenshot at 390 px and at 1280 px under test/web/screenshots
 // (git-ignored). The member sees no admin controls, and an admin form the member forges gets a 403 and
-// changes nothing.
+// changes nothing. Then, one at a time: a glossary export that a spreadsheet cannot run as formulas and
+// that imports back as the same glossary (and no file for an account one cannot see); and what pages
+// answer on their own: 404 for an invitation link that matches nothing, a notice only when the service
+// wrote it for this session, and the validator's complaints in plain sentences.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -470,5 +473,200 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     )) as { door: string }[];
     expect(doors).toEqual([{ door: 'web' }]);
     expect(looked.size).toBeGreaterThanOrEqual(20);
+  });
+
+  /** The entries of an account's current glossary version, as stored. */
+  const storedGlossary = (handle: string) =>
+    sql(
+      service,
+      `select e.term, e.definition, e.case_sensitive, e.do_not_translate, e.forbidden, e.translations
+         from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
+         join accounts a on a.id = v.account_id
+        where a.handle = $1
+          and v.version = (select max(version) from glossary_versions where account_id = a.id)
+        order by e.position`,
+      [handle],
+    );
+
+  it('exports a glossary no spreadsheet runs as formulas, imports it back unchanged, and hides what one cannot see', {
+    timeout: 120_000,
+  }, async () => {
+    const owner = uniqueHandle('csv');
+    const org = uniqueHandle('csvorg');
+    const { context, page } = await signIn(owner, '/dashboard');
+    // Cells a spreadsheet would evaluate (= + - @ and a leading tab), cells that already start with quotes
+    // (one must come back with exactly its own quotes), and plain ones that stay as they are.
+    const original = [
+      {
+        term: '=HYPERLINK("http://evil.example","x")',
+        definition: '@SUM(A1:A9)',
+        translations: { de: '=1+1' },
+      },
+      { term: '+1', definition: "''+two quotes first", translations: {} },
+      { term: '-ish', definition: '\tindented with a tab', translations: { fr: '-moins' } },
+      { term: '@home', definition: 'at home', translations: {} },
+      { term: "'=already quoted", definition: "it's plain text", translations: { de: "'apostrophe" } },
+      { term: 'plain', definition: 'nothing to quote', translations: { de: 'schlicht' } },
+    ];
+    await page.goto(`${service.url}/accounts/${owner}/glossary`);
+    for (const [i, entry] of original.entries()) {
+      await page.getByLabel('Term', { exact: true }).fill(entry.term);
+      await page.getByLabel('Definition', { exact: true }).fill(entry.definition);
+      await page.getByLabel('Translations', { exact: true }).fill(
+        Object.entries(entry.translations)
+          .map(([locale, text]) => `${locale} = ${text}`)
+          .join('\n'),
+      );
+      await page.getByRole('button', { name: 'Add entry' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Saved as version ${i + 1}.` })
+        .waitFor();
+    }
+    const asStored = original.map((e) => ({
+      ...e,
+      case_sensitive: false,
+      do_not_translate: false,
+      forbidden: false,
+    }));
+    expect(await storedGlossary(owner)).toEqual(asStored);
+
+    // The export: every cell that starts (after any quotes) with a formula character gets one more '.
+    const exported = await context.request.get(`${service.url}/accounts/${owner}/glossary.csv`);
+    expect(exported.status()).toBe(200);
+    const csv = await exported.text();
+    const flags = { caseSensitive: 'false', doNotTranslate: 'false', forbidden: 'false' };
+    expect(parse(csv, { columns: true })).toEqual([
+      {
+        term: `'=HYPERLINK("http://evil.example","x")`,
+        definition: "'@SUM(A1:A9)",
+        ...flags,
+        de: "'=1+1",
+        fr: '',
+      },
+      { term: "'+1", definition: "'''+two quotes first", ...flags, de: '', fr: '' },
+      { term: "'-ish", definition: "'\tindented with a tab", ...flags, de: '', fr: "'-moins" },
+      { term: "'@home", definition: 'at home', ...flags, de: '', fr: '' },
+      { term: "''=already quoted", definition: "it's plain text", ...flags, de: "'apostrophe", fr: '' },
+      { term: 'plain', definition: 'nothing to quote', ...flags, de: 'schlicht', fr: '' },
+    ]);
+    for (const cell of (parse(csv) as string[][]).flat()) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+
+    // An account the caller cannot see, or that does not exist, has no export (the page's 404, not an
+    // empty file); an account with nothing saved yet exports the header row.
+    await page.goto(`${service.url}/dashboard`);
+    await page.getByLabel('Organization handle').fill(org);
+    await page.getByLabel('Display name').fill('Private CSV');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.waitForURL(`${service.url}/orgs/${org}`);
+    const reader = uniqueHandle('csv');
+    const { context: readerContext, page: readerPage } = await signIn(reader, '/dashboard');
+    for (const hidden of [owner, org, uniqueHandle('none')]) {
+      const answer = await readerContext.request.get(`${service.url}/accounts/${hidden}/glossary.csv`);
+      expect(answer.status(), hidden).toBe(404);
+      expect(answer.headers()['content-type'], hidden).toMatch(/^text\/html/);
+      expect(await answer.text(), hidden).toContain('<h1>Not found</h1>');
+    }
+    const empty = await readerContext.request.get(`${service.url}/accounts/${reader}/glossary.csv`);
+    expect(empty.status()).toBe(200);
+    expect(await empty.text()).toBe('term,definition,caseSensitive,doNotTranslate,forbidden\n');
+
+    // The export, imported by the page into another account, is the same glossary, cell for cell.
+    await readerPage.goto(`${service.url}/accounts/${reader}/glossary`);
+    await readerPage
+      .locator('#f-import-file')
+      .setInputFiles({ name: 'export.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await readerPage.getByRole('button', { name: 'Import' }).click();
+    await readerPage.getByRole('status').filter({ hasText: 'Saved as version 1.' }).waitFor();
+    expect(await storedGlossary(reader)).toEqual(asStored);
+    const again = await readerContext.request.get(`${service.url}/accounts/${reader}/glossary.csv`);
+    expect(await again.text()).toBe(csv);
+    await context.close();
+    await readerContext.close();
+  });
+
+  it('answers a dead invitation link with 404, shows only notices it wrote, and words validator problems plainly', {
+    timeout: 120_000,
+  }, async () => {
+    const handle = uniqueHandle('ntc');
+    const org = uniqueHandle('ntcorg');
+    const { context, page } = await signIn(handle, '/dashboard');
+
+    // No invitation matches: the page says so, with the status that says so.
+    const dead = await page.goto(`${service.url}/invitations/answer?token=bogus`);
+    expect(dead?.status()).toBe(404);
+    expect(await page.locator('main').textContent()).toContain('No invitation matches this link');
+
+    // Somewhere to look at every page that shows notices: an organization and a project.
+    await page.goto(`${service.url}/dashboard`);
+    await page.getByLabel('Organization handle').fill(org);
+    await page.getByLabel('Display name').fill('Notices');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.waitForURL(`${service.url}/orgs/${org}`);
+    await page.goto(`${service.url}/dashboard`);
+    await page.getByLabel('Account', { exact: true }).selectOption(handle);
+    await page.getByLabel('Handle', { exact: true }).fill('site');
+    await page.getByLabel('Project name').fill('Site');
+    await page.getByLabel('Source locale').fill('en');
+    await page.getByLabel('Target locales').fill('de');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(`${service.url}/accounts/${handle}/projects/site`);
+
+    // A notice someone else wrote into a link is not shown, with or without a made-up signature …
+    const forged = 'Your session expired. Call support at +1 555 0100.';
+    const pages = [
+      '/dashboard',
+      `/orgs/${org}`,
+      `/orgs/${org}/sign-in`,
+      `/accounts/${handle}/projects/site`,
+      `/accounts/${handle}/voice`,
+      `/accounts/${handle}/glossary`,
+      `/settings/models?account=${handle}`,
+      '/settings/profile',
+    ];
+    for (const path of pages) {
+      for (const extra of ['', '&sig=AAAA', `&sig=${'A'.repeat(43)}`]) {
+        const url = `${service.url}${path}${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(forged)}${extra}`;
+        expect((await page.goto(url))?.status(), path).toBe(200);
+        expect(await page.locator('main').textContent(), path).not.toContain('Call support');
+      }
+    }
+    // … while the notice a form post leads to is; its signature fits its text only, and this session only.
+    await page.goto(`${service.url}/settings/profile`);
+    await page.getByLabel('Name').fill('Nora Notice');
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.waitForURL(/\/settings\/profile\?notice=/);
+    expect(await page.getByRole('status').textContent()).toBe('Profile saved.');
+    const genuine = new URL(page.url());
+    const altered = new URL(genuine);
+    altered.searchParams.set('notice', forged);
+    await page.goto(altered.toString());
+    expect(await page.locator('main').textContent()).not.toContain('Call support');
+    const { context: otherContext, page: other } = await signIn(uniqueHandle('ntc'), '/dashboard');
+    await other.goto(genuine.toString());
+    expect(await other.locator('h1').textContent()).toBe('Profile');
+    expect(await other.locator('main').textContent()).not.toContain('Profile saved.');
+    await otherContext.close();
+
+    // The validator's complaints about a pattern or a size, as sentences rather than the rule itself.
+    await page.goto(`${service.url}/settings/models?account=${handle}`);
+    await page.getByLabel('Handle', { exact: true }).fill('gpt');
+    await page.getByLabel('Provider and model').fill('gpt-4o');
+    await page.getByLabel('Base URL (optional)').fill('ftp://llm.example.com/v1');
+    await page.getByRole('button', { name: 'Add model' }).click();
+    await page.locator('#f-baseUrl-error').waitFor();
+    expect(await page.locator('#f-baseUrl-error').textContent()).toBe('Start with http:// or https://.');
+    expect(await page.locator('#f-model-error').textContent()).toBe(
+      'Write the provider and the model as provider:model, such as openai:gpt-4o.',
+    );
+    await page.goto(`${service.url}/accounts/${handle}/voice`);
+    const overrides = Object.fromEntries(
+      Array.from({ length: 201 }, (_, i) => [`de-x${String(i).padStart(3, '0')}`, { tone: 'calm' }]),
+    );
+    await page.getByLabel('Locale overrides (JSON)').fill(JSON.stringify(overrides));
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.locator('#f-localeOverrides-error').waitFor();
+    expect(await page.locator('#f-localeOverrides-error').textContent()).toBe('Use at most 200 entries.');
+    await context.close();
   });
 });

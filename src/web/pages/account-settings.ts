@@ -15,8 +15,8 @@ export function accountSettingsPages(
   pipeline: Pipeline,
   providers: ProviderChoice[],
 ): void {
-  const modelsPath = (account: string, notice?: string) =>
-    `${MODELS}?account=${encodeURIComponent(account)}${notice ? `&notice=${encodeURIComponent(notice)}` : ''}`;
+  const modelsPath = (pc: PageContext, account: string, notice: string) =>
+    kit.withNotice(pc, `${MODELS}?account=${encodeURIComponent(account)}`, notice);
 
   async function modelsPage(
     res: Response,
@@ -58,8 +58,7 @@ export function accountSettingsPages(
     MODELS,
     kit.page(async (req, res, pc) => {
       const account = typeof req.query.account === 'string' ? req.query.account : pc.userHandle;
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await modelsPage(res, pc, account, { notice });
+      await modelsPage(res, pc, account, { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -85,7 +84,7 @@ export function accountSettingsPages(
           isDefault: values.isDefault,
         },
       });
-      if (isOk(r)) return res.redirect(303, modelsPath(account, `Model ${values.handle} added.`));
+      if (isOk(r)) return res.redirect(303, modelsPath(pc, account, `Model ${values.handle} added.`));
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       const errors = formErrors(r);
       if (apiKey && !errors.fields.apiKey)
@@ -106,9 +105,10 @@ export function accountSettingsPages(
         ...(text(req.body, 'removeKey') === 'on' ? { apiKey: null } : {}),
         ...(text(req.body, 'isDefault') === 'on' ? { isDefault: true } : {}),
       };
-      if (Object.keys(body).length === 0) return res.redirect(303, modelsPath(account, 'Nothing to change.'));
+      if (Object.keys(body).length === 0)
+        return res.redirect(303, modelsPath(pc, account, 'Nothing to change.'));
       const r = await pc.call('updateModel', { params: { account, modelHandle }, body });
-      if (isOk(r)) return res.redirect(303, modelsPath(account, `Model ${modelHandle} saved.`));
+      if (isOk(r)) return res.redirect(303, modelsPath(pc, account, `Model ${modelHandle} saved.`));
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       const { fields, form } = formErrors(r);
       await modelsPage(res, pc, account, {
@@ -125,7 +125,7 @@ export function accountSettingsPages(
       const modelHandle = String(req.params.model);
       const r = await pc.call('deleteModel', { params: { account, modelHandle } });
       if (!isOk(r)) return kit.problemPage(res, pc, r);
-      res.redirect(303, modelsPath(account, `Model ${modelHandle} deleted.`));
+      res.redirect(303, modelsPath(pc, account, `Model ${modelHandle} deleted.`));
     }),
   );
 
@@ -160,9 +160,7 @@ export function accountSettingsPages(
   router.get(
     '/settings/profile',
     kit.page(async (req, res, pc) => {
-      await profilePage(res, pc, {
-        notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
-      });
+      await profilePage(res, pc, { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -173,8 +171,7 @@ export function accountSettingsPages(
       const r = await pc.call('updateCurrentUser', {
         body: { displayName: values.displayName, email: values.email.trim() === '' ? null : values.email },
       });
-      if (isOk(r))
-        return res.redirect(303, `/settings/profile?notice=${encodeURIComponent('Profile saved.')}`);
+      if (isOk(r)) return res.redirect(303, kit.withNotice(pc, '/settings/profile', 'Profile saved.'));
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await profilePage(res, pc, { status: r.status, values, ...formErrors(r) });
     }),

@@ -7,6 +7,7 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
 const csvParse = onFirstUse<typeof import('csv-parse/sync')>('csv-parse/sync');
@@ -103,30 +104,41 @@ function upload(kit: Kit): RequestHandler {
 
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
-/** The entries as CSV: the fixed columns, then one column per locale in use, sorted. */
+/**
+ * The entries as CSV: the fixed columns, then one column per locale in use, sorted. A cell a spreadsheet
+ * would evaluate gets a leading ' (csv-formulas.ts), which fromCsv takes off again.
+ */
 function toCsv(entries: Entry[]): string {
   const locales = [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort();
   return csvStringify().stringify(
-    entries.map((e) => [
-      e.term,
-      e.definition,
-      String(e.caseSensitive),
-      String(e.doNotTranslate),
-      String(e.forbidden),
-      ...locales.map((l) => e.translations[l] ?? ''),
-    ]),
+    entries.map((e) =>
+      [
+        e.term,
+        e.definition,
+        String(e.caseSensitive),
+        String(e.doNotTranslate),
+        String(e.forbidden),
+        ...locales.map((l) => e.translations[l] ?? ''),
+      ].map(quoteFormula),
+    ),
     { header: true, columns: [...FIXED, ...locales] },
   );
 }
 
-/** CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). */
+/**
+ * CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). A cell
+ * toCsv quoted against formulas loses that one quote, so an export imports back as the same glossary.
+ */
 function fromCsv(data: Buffer | string): Entry[] {
-  const rows = csvParse().parse(data, {
+  const parsed = csvParse().parse(data, {
     columns: true,
     skip_empty_lines: true,
     bom: true,
     trim: true,
   }) as Record<string, string>[];
+  const rows = parsed.map((row) =>
+    Object.fromEntries(Object.entries(row).map(([column, cell]) => [column, unquoteFormula(cell)])),
+  );
   return rows.map((row) => ({
     term: row.term ?? '',
     definition: row.definition ?? '',
@@ -187,6 +199,19 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     return isOk(r) ? { glossary: r.body as Glossary } : { failed: r };
   }
 
+  /**
+   * The person's role on the account and its current glossary (undefined: nothing saved yet). The account
+   * comes first: a 404 from getGlossary means "nothing saved yet" only on an account one can see; for one
+   * that does not exist or that the person may not see, the account's own 404 is the answer.
+   */
+  async function loadOnAccount(pc: PageContext, account: string) {
+    const acc = await pc.call('getAccount', { params: { account } });
+    if (!isOk(acc)) return { failed: acc };
+    const loaded = await load(pc, account);
+    if (loaded.failed) return { failed: loaded.failed };
+    return { role: (acc.body as { role: Role | null }).role, glossary: loaded.glossary };
+  }
+
   async function roleOn(pc: PageContext, account: string): Promise<Role | null> {
     const r = await pc.call('getAccount', { params: { account } });
     return isOk(r) ? (r.body as { role: Role | null }).role : null;
@@ -206,13 +231,9 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     query: Record<string, unknown>,
     extra: Extra = {},
   ) {
-    // The account first: a 404 from getGlossary means "nothing saved yet" only on an account one can see.
-    const acc = await pc.call('getAccount', { params: { account } });
-    if (!isOk(acc)) return kit.problemPage(res, pc, acc);
-    const role = (acc.body as { role: Role | null }).role;
-    const loaded = await load(pc, account);
+    const loaded = await loadOnAccount(pc, account);
     if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
-    const glossary = loaded.glossary;
+    const { role, glossary } = loaded;
     const entries = glossary?.entries ?? [];
     const q = typeof query.q === 'string' ? query.q.trim().toLowerCase() : '';
     const locale = typeof query.locale === 'string' ? query.locale.trim() : '';
@@ -264,8 +285,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
   router.get(
     '/accounts/:account/glossary',
     kit.page(async (req, res, pc) => {
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await glossaryPage(res, pc, String(req.params.account), req.query, { notice });
+      await glossaryPage(res, pc, String(req.params.account), req.query, { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -278,11 +298,8 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     });
   }
 
-  const saved = (res: Response, account: string, r: OperationResponse) =>
-    res.redirect(
-      303,
-      `${base(account)}?notice=${encodeURIComponent(`Saved as version ${(r.body as Glossary).version}.`)}`,
-    );
+  const saved = (res: Response, pc: PageContext, account: string, r: OperationResponse) =>
+    res.redirect(303, kit.withNotice(pc, base(account), `Saved as version ${(r.body as Glossary).version}.`));
   const stale =
     'Someone saved a newer version of the glossary meanwhile; nothing was changed. Reload and try again.';
 
@@ -316,7 +333,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       entries[index] = entry;
       const note = values.changeNote || `${at >= 0 ? 'Edit' : 'Add'} ${entry.term}`;
       const r = await save(pc, account, entries, text(req.body, 'etag'), note);
-      if (isOk(r)) return saved(res, account, r);
+      if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412)
         return glossaryPage(
           res,
@@ -346,7 +363,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       const entries = (loaded.glossary?.entries ?? []).filter((e) => e.term !== term);
       const r = await save(pc, account, entries, text(req.body, 'etag'), `Remove ${term}`);
-      if (isOk(r)) return saved(res, account, r);
+      if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
       return kit.problemPage(res, pc, r);
     }),
@@ -380,7 +397,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       });
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
       const r = await save(pc, account, entries, text(req.body, 'etag'), note);
-      if (isOk(r)) return saved(res, account, r);
+      if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return failed(412, stale);
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       const { fields, form } = formErrors(r);
@@ -406,7 +423,9 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     '/accounts/:account/glossary.csv',
     kit.page(async (req, res, pc) => {
       const account = String(req.params.account);
-      const loaded = await load(pc, account);
+      // A missing or hidden account answers like the glossary page: the pages' HTML 404 (the link is
+      // opened in a browser, so a person reads it), not an empty file that says the glossary is empty.
+      const loaded = await loadOnAccount(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       res
         .type('text/csv')
@@ -425,8 +444,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         ifMatch: text(req.body, 'etag') || undefined,
         body: { enforcementMode: text(req.body, 'enforcementMode') },
       });
-      if (isOk(r))
-        return res.redirect(303, `${base(account)}?notice=${encodeURIComponent('Glossary settings saved.')}`);
+      if (isOk(r)) return res.redirect(303, kit.withNotice(pc, base(account), 'Glossary settings saved.'));
       if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
       return kit.problemPage(res, pc, r);
     }),

@@ -34,8 +34,8 @@ const emptyForm = (values: Record<string, unknown> = {}): Form => ({ values, fie
 export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, baseUrl: string): void {
   // Where the organization's provider sends people back; the same URL setIdentityProvider reports.
   const callbackUrl = `${baseUrl}/signin/callback/org`;
-  const here = (handle: string, notice?: string) =>
-    `${pathOf('orgs', handle, 'sign-in')}${notice ? `?notice=${encodeURIComponent(notice)}` : ''}`;
+  const here = (pc: PageContext, handle: string, notice: string) =>
+    kit.withNotice(pc, pathOf('orgs', handle, 'sign-in'), notice);
 
   async function signInPage(res: Response, pc: PageContext, handle: string, extra: Extra = {}) {
     const r = await pc.call('getOrganization', { params: { org: handle } });
@@ -90,7 +90,7 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
 
   /** After a one-button action: back to the page with a notice, the reason next to it, or the problem page. */
   function afterward(res: Response, pc: PageContext, r: OperationResponse, handle: string, notice: string) {
-    if (isOk(r)) return res.redirect(303, here(handle, notice));
+    if (isOk(r)) return res.redirect(303, here(pc, handle, notice));
     if (r.status === 400 || r.status === 409) {
       const { fields, form } = formErrors(r);
       return signInPage(res, pc, handle, {
@@ -104,8 +104,7 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
   router.get(
     '/orgs/:org/sign-in',
     kit.page(async (req, res, pc) => {
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await signInPage(res, pc, String(req.params.org), { notice });
+      await signInPage(res, pc, String(req.params.org), { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -163,7 +162,7 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
         required: values.required,
       };
       const r = await pc.call('setIdentityProvider', { params: { org }, body });
-      if (isOk(r)) return res.redirect(303, here(org, 'Identity provider saved.'));
+      if (isOk(r)) return res.redirect(303, here(pc, org, 'Identity provider saved.'));
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       // What was typed comes back, except the secret, which is never written into a page.
       await signInPage(res, pc, org, { status: 400, providerForm: { values, ...formErrors(r) } });

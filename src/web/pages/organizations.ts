@@ -75,12 +75,12 @@ export function organizationPages(
     );
   }
 
-  const orgPath = (handle: string, notice?: string) =>
-    `${pathOf('orgs', handle)}${notice ? `?notice=${encodeURIComponent(notice)}` : ''}`;
+  const orgPath = (pc: PageContext, handle: string, notice: string) =>
+    kit.withNotice(pc, pathOf('orgs', handle), notice);
 
   /** After a member or invitation action: back to the page, or the problem page when it failed. */
   function afterward(res: Response, pc: PageContext, r: OperationResponse, handle: string, notice: string) {
-    if (isOk(r)) return res.redirect(303, orgPath(handle, notice));
+    if (isOk(r)) return res.redirect(303, orgPath(pc, handle, notice));
     if (r.status === 409 || r.status === 400)
       return orgPage(res, pc, handle, {
         status: r.status,
@@ -92,8 +92,7 @@ export function organizationPages(
   router.get(
     '/orgs/:org',
     kit.page(async (req, res, pc) => {
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await orgPage(res, pc, String(req.params.org), { notice });
+      await orgPage(res, pc, String(req.params.org), { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -103,7 +102,7 @@ export function organizationPages(
       const handle = String(req.params.org);
       const values = { displayName: text(req.body, 'displayName'), visibility: text(req.body, 'visibility') };
       const r = await pc.call('updateOrganization', { params: { org: handle }, body: values });
-      if (isOk(r)) return res.redirect(303, orgPath(handle, 'Organization saved.'));
+      if (isOk(r)) return res.redirect(303, orgPath(pc, handle, 'Organization saved.'));
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       await orgPage(res, pc, handle, { status: 400, profile: { values, ...formErrors(r) } });
     }),
@@ -132,7 +131,7 @@ export function organizationPages(
     ...kit.action(async (req, res, pc) => {
       const org = String(req.params.org);
       const r = await pc.call('leaveOrganization', { params: { org } });
-      if (isOk(r)) return res.redirect(303, `/dashboard?notice=${encodeURIComponent(`You left @${org}.`)}`);
+      if (isOk(r)) return res.redirect(303, kit.withNotice(pc, '/dashboard', `You left @${org}.`));
       afterward(res, pc, r, org, '');
     }),
   );
@@ -186,13 +185,18 @@ export function organizationPages(
       res.set('Cache-Control', 'no-store');
       const token = typeof req.query.token === 'string' ? req.query.token : '';
       const invitation = await describeInvitation(orm.em.fork(), token);
-      if (!invitation) res.status(404);
-      kit.render(res, pc, 'invitation-accept', {
-        title: invitation ? `Invitation to ${invitation.organization.displayName}` : 'Invitation',
-        section: 'dashboard',
-        token,
-        invitation,
-      });
+      kit.render(
+        res,
+        pc,
+        'invitation-accept',
+        {
+          title: invitation ? `Invitation to ${invitation.organization.displayName}` : 'Invitation',
+          section: 'dashboard',
+          token,
+          invitation,
+        },
+        invitation ? 200 : 404,
+      );
     }),
   );
 
@@ -206,9 +210,9 @@ export function organizationPages(
       if (!isOk(r)) return kit.problemPage(res, pc, r);
       if (accept) {
         const org = (r.body as Organization).handle;
-        return res.redirect(303, orgPath(org, `Welcome to @${org}.`));
+        return res.redirect(303, orgPath(pc, org, `Welcome to @${org}.`));
       }
-      res.redirect(303, `/dashboard?notice=${encodeURIComponent('Invitation declined.')}`);
+      res.redirect(303, kit.withNotice(pc, '/dashboard', 'Invitation declined.'));
     }),
   );
 }

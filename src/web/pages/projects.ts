@@ -73,9 +73,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
   router.get(
     '/dashboard',
     kit.page(async (req, res, pc) => {
-      await dashboard(res, pc, {
-        notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
-      });
+      await dashboard(res, pc, { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -189,8 +187,9 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
   router.get(
     '/accounts/:account/projects/:project',
     kit.page(async (req, res, pc) => {
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await projectPage(res, pc, String(req.params.account), String(req.params.project), { notice });
+      await projectPage(res, pc, String(req.params.account), String(req.params.project), {
+        notice: kit.noticeOf(req, pc),
+      });
     }),
   );
 
@@ -201,10 +200,8 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       const values = projectValues(req.body);
       const r = await pc.call('updateProject', { params, body: projectBody(values, false) });
       if (isOk(r)) {
-        return res.redirect(
-          303,
-          `${pathOf('accounts', params.account, 'projects', params.project)}?notice=${encodeURIComponent('Project saved.')}`,
-        );
+        const path = pathOf('accounts', params.account, 'projects', params.project);
+        return res.redirect(303, kit.withNotice(pc, path, 'Project saved.'));
       }
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await projectPage(res, pc, params.account, params.project, {

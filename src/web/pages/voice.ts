@@ -115,8 +115,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
   router.get(
     '/accounts/:account/voice',
     kit.page(async (req, res, pc) => {
-      const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
-      await editor(res, pc, String(req.params.account), { notice });
+      await editor(res, pc, String(req.params.account), { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -165,10 +164,8 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       });
       if (isOk(r)) {
         const saved = r.body as Voice;
-        return res.redirect(
-          303,
-          `${pathOf('accounts', account, 'voice')}?notice=${encodeURIComponent(`Saved as version ${saved.version}.`)}`,
-        );
+        const path = pathOf('accounts', account, 'voice');
+        return res.redirect(303, kit.withNotice(pc, path, `Saved as version ${saved.version}.`));
       }
       if (r.status === 412) {
         return editor(res, pc, account, {
