@@ -12,6 +12,7 @@ import { allowFormActionTo } from '../lib/csp.ts';
 import { consentPage, errorPage, loginPage } from '../web/authorization-pages.ts';
 import type { Csrf } from '../web/csrf.ts';
 import { INTERACTION_PATH } from './provider.ts';
+import { endSessionOfSomeoneElse } from './session.ts';
 
 const CSRF_PURPOSE = 'interaction';
 const LOGIN_LIST_LIMIT = 50;
@@ -63,18 +64,17 @@ export function interactionRoutes(
     return client?.clientName ?? clientId;
   }
 
+  /** Ends the sign-in step as `userId`: whoever is signed in to this service now is who authorizes. */
+  async function finishLogin(req: Request, res: Response, interaction: Interaction, userId: string) {
+    await endSessionOfSomeoneElse(provider, req, res, interaction, userId);
+    const result: InteractionResults = { login: { accountId: userId } };
+    await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+  }
+
   async function renderLogin(req: Request, res: Response, interaction: Interaction, error?: string) {
     // Signed in to this service already (a browser session): no second sign-in, straight on to consent.
     const who = error ? undefined : await sessions.current(req);
-    if (who) {
-      await provider.interactionFinished(
-        req,
-        res,
-        { login: { accountId: who.userId } },
-        { mergeWithLastSubmission: false },
-      );
-      return;
-    }
+    if (who) return finishLogin(req, res, interaction, who.userId);
     const em = ctx.orm.em.fork();
     const accounts = ctx.config.devLogin
       ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
@@ -156,8 +156,7 @@ export function interactionRoutes(
       req.body.create === '1' ? await createDevUser(ctx, handle) : await findDevUser(ctx, handle);
     if ('error' in outcome) return renderLogin(req, res, interaction, outcome.error);
     await sessions.start(req, res, outcome.userId);
-    const result: InteractionResults = { login: { accountId: outcome.userId } };
-    await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+    await finishLogin(req, res, interaction, outcome.userId);
   });
 
   router.post(`${INTERACTION_PATH}/:uid/consent`, form, async (req, res) => {
