@@ -4,22 +4,14 @@
 
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { CookieJar, postForm, registerPublicClient, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { CookieJar, devSignIn, postForm, registerPublicClient, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { useOAuthService } from '../support/suite.ts';
 
 const service = useOAuthService();
 
 /** Development sign-in (this suite tests sessions, not providers); returns the Set-Cookie of the session. */
-async function signIn(jar: CookieJar, handle: string): Promise<string> {
-  const response = await postForm(jar, `${service.url}/signin/dev`, {
-    handle,
-    create: '1',
-    next: '/settings/tokens',
-  });
-  expect(response.status).toBe(303);
-  return response.headers.getSetCookie().find((c) => c.startsWith('l10n_session='))!;
-}
+const signIn = (jar: CookieJar, handle: string) => devSignIn(service, jar, handle, '/settings/tokens');
 
 async function signedInAs(jar: CookieJar): Promise<string | undefined> {
   const page = await jar.fetch(`${service.url}/settings/tokens`);

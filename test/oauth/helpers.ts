@@ -2,6 +2,7 @@
 // forms over real HTTP, plain registration/token calls, and an in-process verifier on the same database.
 import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
+import { expect } from 'vitest';
 import { createContext } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/lib/logger.ts';
@@ -61,6 +62,21 @@ export function postForm(jar: CookieJar, url: string, fields: Record<string, str
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(fields).toString(),
   });
+}
+
+/**
+ * The development sign-in at /signin/dev, outside any authorization (as a person signs in to the settings
+ * pages), creating the user if need be; returns the Set-Cookie of the new browser session.
+ */
+export async function devSignIn(
+  service: { url: string },
+  jar: CookieJar,
+  handle: string,
+  next = '/settings/apps',
+): Promise<string> {
+  const response = await postForm(jar, `${service.url}/signin/dev`, { handle, create: '1', next });
+  expect(response.status).toBe(303);
+  return response.headers.getSetCookie().find((c) => c.startsWith('l10n_session='))!;
 }
 
 export interface BrowserOptions {

@@ -13,6 +13,7 @@ import {
   authorize,
   CookieJar,
   connectPublicClient,
+  devSignIn,
   exchangeCode,
   postForm,
   registerPublicClient,
@@ -27,12 +28,7 @@ const loopback = useLoopbackCallback();
 
 /** The development sign-in at /signin, outside any authorization (as a person signs in to the settings). */
 async function signIn(jar: CookieJar, handle: string): Promise<void> {
-  const response = await postForm(jar, `${service.url}/signin/dev`, {
-    handle,
-    create: '1',
-    next: '/settings/apps',
-  });
-  expect(response.status).toBe(303);
+  await devSignIn(service, jar, handle);
 }
 
 /** The handle of the user an access token for the REST API acts for. */
