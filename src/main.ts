@@ -24,32 +24,39 @@ export async function runService(): Promise<void> {
   // Graceful shutdown: stop accepting, let requests in flight finish (at most SHUTDOWN_TIMEOUT_MS), close
   // the pools, stop an embedded PostgreSQL last, exit 0. Registered before the start, so a signal during it
   // (migrations, PostgreSQL starting) waits for the start and then stops cleanly instead of leaving an
-  // embedded PostgreSQL behind. A second signal ends the process at once (the handler is registered once,
-  // so the default action applies).
+  // embedded PostgreSQL behind. A second signal, of either kind (SIGTERM then Ctrl-C too), ends the process
+  // at once, through process.exit: its exit hook still tells an embedded PostgreSQL to stop, which in its
+  // own process group would otherwise outlive us and hold its port.
   const STOP_MARGIN_MS = 15_000; // closing pools and stopping PostgreSQL after the requests are done
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      logger.info({ signal }, 'shutting down');
-      const force = setTimeout(() => {
-        logger.error('shutdown did not finish in time; exiting');
-        process.exit(1);
-      }, config.shutdownTimeoutMs + STOP_MARGIN_MS);
-      force.unref();
-      starting
-        .then((server) => server.stop())
-        .then(() => tracing?.shutdown())
-        .then(
-          () => {
-            logger.info('stopped');
-            process.exit(0);
-          },
-          (error) => {
-            logger.error({ err: error }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-    });
-  }
+  let stopping = false;
+  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + STOP_MARGIN_MS);
+    force.unref();
+    starting
+      .then((server) => server.stop())
+      .then(() => tracing?.shutdown())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 
   const server = await starting.catch((error) => {
     // startServer has already released whatever it had started.

@@ -236,6 +236,39 @@ describe('graceful shutdown on SIGTERM under load', { timeout: 180_000 }, () => 
     },
   );
 
+  it('on a second signal of the other kind, exits at once and still stops the embedded PostgreSQL', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
+    chmodSync(dataDir, 0o755);
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const pgPort = await freePort();
+    const child = await startChild({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) });
+    const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
+    const postgresPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    // Held back by one byte, so the graceful shutdown is still waiting for it when the second signal comes.
+    const held = await startRequest(child.port, 'POST', '/api/v1/accounts', {}, { x: 1 }, true);
+    const cutOff = held.answered.catch(() => 'cut off');
+    child.process.kill('SIGTERM');
+    await expect.poll(() => child.output(), { timeout: 10_000 }).toContain('shutting down');
+    child.process.kill('SIGINT');
+    expect(await child.exited).toEqual({ code: 130, signal: null });
+    expect(await cutOff).toBe('cut off');
+    // PostgreSQL was told to stop on the way out (fast shutdown), in its own time.
+    await expect
+      .poll(
+        () => {
+          try {
+            process.kill(postgresPid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        { timeout: 20_000, interval: 200 },
+      )
+      .toBe(false);
+    expect(await canConnect(pgPort)).toBe(false);
+  });
+
   it('during start-up (embedded PostgreSQL up, migrations next): waits for the start, then stops cleanly', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'l10n-shutdown-'));
     chmodSync(dataDir, 0o755);
