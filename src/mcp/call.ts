@@ -3,6 +3,7 @@ import type { OperationRequest, OperationResponse } from '../api/pipeline.ts';
 import { Problem, type ProblemBody, problems } from '../api/problem.ts';
 import { arrayLengths, jsonOf } from '../lib/spliced-json.ts';
 import type { ToolDefinition } from './tools.ts';
+import { isUnavailableResponse, UNAVAILABLE_CODE } from './unavailable.ts';
 
 // A tool call is an operation request in disguise: the flat arguments go back to path, query, headers
 // and body, the pipeline validates and runs them exactly as for REST, and its answer becomes a tool result.
@@ -89,9 +90,14 @@ export const FULL_TEXT_MAX_BYTES = 4 * 1024;
 
 /**
  * Success: structuredContent, and the same as JSON text (a summary when it is large). Failure: isError with
- * the problem details only.
+ * the problem details only. The database being unreachable (503) is no result of the tool: it is a
+ * JSON-RPC error, which the HTTP layer answers with HTTP 503 and Retry-After (unavailable.ts).
  */
 export function toToolResult(definition: ToolDefinition, response: OperationResponse): CallToolResult {
+  if (isUnavailableResponse(response)) {
+    const body = response.body as ProblemBody | undefined;
+    throw new ProtocolError(UNAVAILABLE_CODE, body?.detail ?? 'Service unavailable', body);
+  }
   if (response.status >= 400) {
     if (isValidationProblem(response)) throw invalidArguments(definition, response.body as ProblemBody);
     return problemResult(response.body);

@@ -5,17 +5,25 @@ import {
   createMcpHandler,
   ProtocolError,
 } from '@modelcontextprotocol/server';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
 import { MAX_REQUEST_BODY_BYTES } from '../api/limits.ts';
 import type { Pipeline } from '../api/pipeline.ts';
 import { problems, sendProblem } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { refuseDeepJson } from './depth.ts';
 import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
+import { type JsonRpcId, jsonRpcIdOf, type UnavailableAnswer, unavailableAnswer } from './unavailable.ts';
 
 // The Streamable HTTP door at /mcp, on the v2 SDK's createMcpHandler: one server definition answers the
 // 2026-07-28 revision (no initialize, a `_meta` envelope on every request, server/discover, the
@@ -149,15 +157,18 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   const serve = toNodeHandler(
     {
       async fetch(request, requestOptions) {
-        const context = requestOptions?.authInfo?.extra?.context as CallContext;
+        const extra = requestOptions?.authInfo?.extra as { context: CallContext; id: JsonRpcId };
+        const { context } = extra;
         const response = await mcp.fetch(request, requestOptions);
-        if (context.found.cachedAtEpoch === undefined) return response;
-        // The pipeline confirmed the cached caller while running the call, and a refused credential gets
-        // the 401 challenge, not a tool result. A JSON answer is made once the call is done, so that is
-        // known by now; a streamed (legacy) answer is read to its end first.
+        // A tool call the database outage stopped gets the 503 of unavailable.ts, and (the pipeline
+        // confirmed the cached caller while running the call) a refused credential the 401 challenge, not
+        // a tool result. A JSON answer is made once the call is done, so that is known by now; a streamed
+        // (legacy) answer, one message, is read to its end first.
         const streamed = !response.headers.get('content-type')?.startsWith('application/json');
         const body = streamed ? await response.arrayBuffer() : undefined;
-        if (!context.refused) return body === undefined ? response : new Response(body, response);
+        if (context.unavailable) return webAnswer(unavailableAnswer(extra.id, context.unavailable));
+        if (context.found.cachedAtEpoch === undefined || !context.refused)
+          return body === undefined ? response : new Response(body, response);
         const problem = refuseBearer(context.bearer);
         return new Response(JSON.stringify(problem.toJSON()), {
           status: problem.status,
@@ -178,6 +189,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
       outcome = error;
     }
     if (context.refused) return sendProblem(res, refuseBearer(context.bearer));
+    if (context.unavailable) return sendAnswer(res, unavailableAnswer(call.id, context.unavailable));
     const answer = directAnswer(call, outcome, registry.serverInfo);
     res.writeHead(200, answer.headers).end(answer.body);
   };
@@ -200,7 +212,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
       token: res.locals.bearer,
       clientId: caller.credential.kind === 'oauth' ? caller.credential.clientId : 'account-token',
       scopes: [...caller.scopes],
-      extra: { context },
+      extra: { context, id: jsonRpcIdOf(req.body) },
     };
     (req as Request & { auth?: AuthInfo }).auth = auth;
     // The SDK's adapter builds its web Request's URL from the Host header, which the client writes: a Host
@@ -223,9 +235,28 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     handle,
   );
 
+  // The database unreachable while finding or confirming the caller: the same 503 as a tool call the
+  // outage stopped (unavailable.ts), with the request's id. The caller is looked up before the body is
+  // read, so the body is read here for its id (unreadable: null).
+  const unavailable: ErrorRequestHandler = (error, req, res, next) => {
+    if (!isDatabaseUnavailable(error) || res.headersSent) return next(error);
+    const answer = () => sendAnswer(res, unavailableAnswer(jsonRpcIdOf(req.body)));
+    if (req.body !== undefined || req.method !== 'POST') return answer();
+    parseJson(req, res, answer);
+  };
+  router.use(MCP_PATH, unavailable);
+
   // A body the parser refuses (not JSON: a JSON-RPC parse error; too large: 413; a bad charset or
   // encoding: 415 or 400) is answered as a JSON-RPC error by the app's last error handler (src/http-errors.ts).
   return router;
+}
+
+function sendAnswer(res: Response, answer: UnavailableAnswer): void {
+  res.writeHead(answer.status, answer.headers).end(answer.body);
+}
+
+function webAnswer(answer: UnavailableAnswer): globalThis.Response {
+  return new globalThis.Response(answer.body, { status: answer.status, headers: answer.headers });
 }
 
 /** DNS rebinding: a browser page may reach us only from our own origin or from a local (loopback) one. */

@@ -4,13 +4,14 @@ import {
   ProtocolErrorCode,
   type Server,
 } from '@modelcontextprotocol/server';
-import type { OperationRequest, Pipeline } from '../api/pipeline.ts';
+import type { OperationRequest, OperationResponse, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
 import { invalidArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import { ParamsCheckingServer } from './invalid-params.ts';
 import type { ToolDefinition } from './tools.ts';
+import { isUnavailableResponse } from './unavailable.ts';
 
 export interface ToolRegistry {
   byName: Map<string, ToolDefinition>;
@@ -26,6 +27,11 @@ export interface CallContext {
   meta: OperationRequest['meta'];
   /** Set when the pipeline refused the credential: the HTTP layer answers 401 instead of the result. */
   refused?: boolean;
+  /**
+   * The pipeline's 503 problem, when the database was unreachable during a call: the HTTP layer answers
+   * HTTP 503 with Retry-After and a JSON-RPC error (unavailable.ts), never a tool result.
+   */
+  unavailable?: OperationResponse;
   /** Counts a tool call by the way it was served (metrics). */
   countToolCall?: (path: 'direct' | 'sdk') => void;
 }
@@ -64,6 +70,7 @@ export async function callTool(
     meta: context.meta,
   });
   if (response.status === 401) context.refused = true;
+  if (isUnavailableResponse(response)) context.unavailable = response;
   return toToolResult(definition, response);
 }
 

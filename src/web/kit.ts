@@ -173,10 +173,18 @@ export function createKit(deps: WebDeps) {
       );
   }
 
-  /** The page for a failed operation that is not a form's fault: 403, 404, 409, or anything else. */
+  /**
+   * The page for a failed operation that is not a form's fault: 403, 404, 409, or anything else. The
+   * problem's headers go with it, as at the REST door: Retry-After on a 503 (the database went away after
+   * the session check), WWW-Authenticate if any.
+   */
   function problemPage(res: Response, pc: PageContext, response: OperationResponse) {
     const body = (response.body ?? {}) as { title?: string; detail?: string };
     const status = response.status >= 400 ? response.status : 500;
+    // A success's headers (an ETag) do not describe the error page made of it.
+    if (response.status >= 400) {
+      for (const [name, value] of Object.entries(response.headers ?? {})) res.setHeader(name, value);
+    }
     const title =
       status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : (body.title ?? 'Something went wrong');
     render(res, pc, 'problem', { title, detail: body.detail ?? '', status }, status);

@@ -4,9 +4,11 @@
 // embedded instance), so the test can stop and start it.
 
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../../src/api/catalogue.ts';
 import { loadCatalogue, type OperationSpec } from '../../src/api/catalogue.ts';
@@ -14,7 +16,8 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embed
 import { Project } from '../../src/db/entities/index.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { inlineSchema } from '../../src/mcp/json-schema.ts';
-import { postMcp } from '../mcp/helpers.ts';
+import { createKit, type PageContext, type WebDeps } from '../../src/web/kit.ts';
+import { jsonRpcTextOf, postMcp, postModern } from '../mcp/helpers.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -84,6 +87,18 @@ function writeLoop(name: string) {
   };
 }
 
+/** An MCP answer during the outage: HTTP 503, Retry-After, and a JSON-RPC error with the request's id. */
+async function expectUnavailable(res: Response, id: number | null, where: string) {
+  const text = jsonRpcTextOf(await res.text(), res.headers.get('content-type'));
+  expect(res.status, `${where}: ${text}`).toBe(503);
+  expect(Number(res.headers.get('retry-after')), where).toBeGreaterThan(0);
+  expect(JSON.parse(text), where).toMatchObject({
+    jsonrpc: '2.0',
+    error: { code: -32000, data: { status: 503 } },
+    id,
+  });
+}
+
 async function until(condition: () => Promise<boolean>, what: string) {
   for (let attempt = 0; attempt < 600; attempt++) {
     if (await condition()) return;
@@ -111,6 +126,18 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
     // pool is inside transactions, and each of those connections must come back to the pool afterwards.
     const writers = Array.from({ length: 12 }, (_, i) => writeLoop(`w${i}`));
     await until(async () => writers.every((w) => w.attempts.some((a) => a.status === 201)), 'writes before');
+
+    // One MCP tool call on an account puts ada's token in the verified-caller cache (the writers keep it
+    // there), so the calls below reach the pipeline without a statement of their own: a warm cache.
+    const list = { name: 'list_projects', arguments: { account: 'ada' } };
+    const bearer = { authorization: `Bearer ${ada.token}` };
+    const warm = await postMcp(
+      service,
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: list },
+      bearer,
+    );
+    expect(warm.status).toBe(200);
+    await warm.text();
 
     await postgres.stop();
 
@@ -144,15 +171,57 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
       expect(listed?.headers, `${where} lists 503 with Retry-After`).toHaveProperty('Retry-After');
     }
 
-    // MCP: the same, as a JSON-RPC error.
-    const mcp = await postMcp(
-      service,
-      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } },
-      { authorization: `Bearer ${ada.token}` },
+    // MCP: the same, as a JSON-RPC error with the request's id. A tool that needs the cached caller
+    // confirmed first (the confirmation fails), and a token not in the cache (finding it fails).
+    const accounts = { name: 'list_accounts', arguments: {} };
+    await expectUnavailable(
+      await postMcp(service, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: accounts }, bearer),
+      1,
+      'confirming a cached caller',
     );
-    expect(mcp.status).toBe(503);
-    expect(Number(mcp.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await mcp.json()).error.code).toBe(-32000);
+    const uncached = { authorization: `Bearer l10n_${'x'.repeat(40)}` };
+    await expectUnavailable(
+      await postMcp(service, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: accounts }, uncached),
+      2,
+      'finding an uncached caller',
+    );
+    await expectUnavailable(
+      await postMcp(service, '{"jsonrpc":"2.0","id":3,', uncached),
+      null,
+      'finding an uncached caller, the body unreadable',
+    );
+    // A call the pipeline answers with the 503 problem (the cached caller is confirmed by the operation's
+    // own statement): an HTTP 503 too, not a tool result, on the direct path and through the SDK, at each
+    // revision. `_meta` the direct path does not take sends a call through the SDK.
+    const call = (id: number, params: Record<string, unknown>) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params,
+    });
+    for (const revision of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+      const headers = { ...bearer, 'Mcp-Protocol-Version': revision };
+      await expectUnavailable(await postMcp(service, call(5, list), headers), 5, `${revision} direct`);
+      await expectUnavailable(
+        await postMcp(service, call(6, { ...list, _meta: {} }), headers),
+        6,
+        `${revision} SDK`,
+      );
+    }
+    await expectUnavailable(
+      await postModern(service, { id: 7, method: 'tools/call', params: list }, bearer),
+      7,
+      '2026-07-28 direct',
+    );
+    await expectUnavailable(
+      await postModern(
+        service,
+        { id: 8, method: 'tools/call', params: { ...list, _meta: { 'example.com/sdk': true } } },
+        bearer,
+      ),
+      8,
+      '2026-07-28 SDK',
+    );
 
     // OAuth: the token endpoint's own error format.
     const token = await fetch(`${service.url}/oauth/token`, {
@@ -211,5 +280,33 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
     // No connection was left checked out by the transactions the outage cut off: closing the pool, which
     // waits for every connection to come back, finishes (it would hang for ever on a leaked one).
     await service.stop();
+  });
+});
+
+// A page whose session check succeeded before the database went away, and whose operation then answered
+// 503: the page says so with the problem's Retry-After, as the REST door does. (Sessions are read from
+// PostgreSQL on every request, so the outage above cannot time this; the kit is called directly.)
+describe('a page whose operation meets the outage', () => {
+  it('sends the problem headers with the problem page', async () => {
+    const kit = createKit({} as WebDeps);
+    const pc = { userHandle: 'ada', csrf: 'c', signoutCsrf: 's' } as PageContext;
+    const app = express();
+    app.get('/page', (_req, res) =>
+      kit.problemPage(res, pc, {
+        status: 503,
+        body: { type: 'service-unavailable', title: 'Service unavailable', status: 503, detail: 'Retry.' },
+        headers: { 'Retry-After': '2' },
+      }),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/page`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(await res.text()).toContain('Service unavailable');
+    } finally {
+      server.close();
+    }
   });
 });
