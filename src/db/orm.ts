@@ -1,6 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM } from '@mikro-orm/postgresql';
-import pg, { type Pool, type PoolClient, type QueryResult } from 'pg';
+import pg, { type Pool, type PoolClient, type QueryConfig, type QueryResult } from 'pg';
 import type { Logger } from 'pino';
 import { allEntities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
@@ -51,12 +52,66 @@ export async function connectDatabase(databaseUrl: string, logger?: Logger): Pro
     // Handlers always fork the EntityManager per operation; the global one must never hold state.
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
-    driverOptions: { Client: CallbackFirstClient },
+    // Never create the database named in the URL (refuseMissingDatabase below says why).
+    ensureDatabase: false,
+    // pg's own bounds (DATABASE_TIMEOUTS), passed to the pool and to every connection it makes.
+    driverOptions: { Client: CallbackFirstClient, ...DATABASE_TIMEOUTS },
     debug: false,
     logger: (message) => logger?.debug({ orm: true }, message),
   });
   releaseDeadConnections(await orm.em.getConnection().getNativeClient());
+  await refuseMissingDatabase(orm, databaseUrl);
   return orm;
+}
+
+/**
+ * MikroORM (at connect, and its migrator again) creates the database it is pointed at when it does not
+ * exist, so a mistyped name in DATABASE_URL started a healthy-looking instance on a new, empty database
+ * (every token unknown). The database is the operator's to create; naming one that is not there stops the
+ * start instead.
+ */
+async function refuseMissingDatabase(orm: Orm, databaseUrl: string): Promise<void> {
+  try {
+    await orm.em.getConnection().execute('select 1');
+  } catch (error) {
+    await orm.close(true);
+    if ((error as { code?: unknown }).code !== '3D000') throw error;
+    const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+    throw new Error(
+      `the database "${name}" named in DATABASE_URL does not exist on that server; create it first (createdb ${name})`,
+    );
+  }
+}
+
+/**
+ * Bounds on waiting for PostgreSQL, so that a database that stops answering (a network partition, a frozen
+ * host: connections are neither refused nor closed) costs a request a bounded wait and a 503, never a hang.
+ * - connecting (a new connection, or waiting for a free one of the pool's 10): 5 s;
+ * - a statement: PostgreSQL cancels it after 15 s (statement_timeout, sent with every connection), and
+ *   the client gives up one second later if the server has not answered at all (query_timeout). A
+ *   connection whose statement timed out on the client is closed at once, never reused (CallbackFirstClient);
+ * - TCP keepalive on every connection, so one the network lost is noticed while it is idle.
+ * Migrations are exempt from the statement bounds (runUntimed): one may rewrite a table, or wait for
+ * another instance's migration lock.
+ */
+const DATABASE_TIMEOUTS = {
+  connectionTimeoutMillis: 5_000,
+  statement_timeout: 15_000,
+  query_timeout: 16_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+} as const;
+
+/** pg's error for a statement the server did not answer within query_timeout. */
+const READ_TIMEOUT = 'Query read timeout';
+/** Above any real statement, for setTimeout's limit (2^31 - 1 ms). */
+const NO_TIMEOUT = 2 ** 31 - 1;
+/** Set while migrations run: their statements are sent without query_timeout. */
+const untimed = new AsyncLocalStorage<true>();
+
+/** Runs `work` with no client-side statement bound on the statements it sends (on the connection it holds). */
+function runUntimed<T>(work: () => Promise<T>): Promise<T> {
+  return untimed.run(true, work);
 }
 
 /**
@@ -78,13 +133,67 @@ class CallbackFirstClient extends pg.Client {
     const callsBack = typeof given?.submit === 'function' || typeof given?.callback === 'function';
     // A missing config too: pg throws for it at once, and so it still does.
     if (config == null || callback !== undefined || typeof values === 'function' || callsBack) {
+      // pg-pool's own query() (the prepared statements) releases a connection with its error, which drops it.
       return query.call(this, config, values, callback);
     }
+    // Inside runUntimed (migrations) the statement gets no client-side bound.
+    const sent =
+      untimed.getStore() && (typeof config === 'string' || typeof config === 'object')
+        ? { ...(typeof config === 'string' ? { text: config } : config), query_timeout: NO_TIMEOUT }
+        : config;
     return new Promise<QueryResult>((resolve, reject) => {
-      query.call(this, config, values, (error: Error | null, result: QueryResult) =>
-        error ? reject(error) : resolve(result),
-      );
+      query.call(this, sent, values, (error: Error | null, result: QueryResult) => {
+        if (error?.message === READ_TIMEOUT) this.discard();
+        return error ? reject(error) : resolve(result);
+      });
     });
+  }
+
+  /**
+   * After a read timeout pg leaves the unanswered statement in place, and the connection would come back
+   * to the pool with every later statement queued behind it. It is closed instead (end() destroys a socket
+   * with a statement in flight), so the pool drops it and connects afresh; releaseDeadConnections gives it
+   * back if its holder never does.
+   */
+  private discard(): void {
+    this.end().catch(() => {});
+  }
+
+  /**
+   * Closing a connection says goodbye to the server and waits for its answer, which a server that stopped
+   * answering never sends: the pool's end() at shutdown would wait for ever. After the connect bound the
+   * socket is destroyed.
+   */
+  override end(): Promise<void>;
+  override end(callback: (error: Error) => void): void;
+  override end(callback?: (error: Error) => void): Promise<void> | void {
+    const stream = (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+    const timer = setTimeout(() => stream?.destroy(), DATABASE_TIMEOUTS.connectionTimeoutMillis);
+    timer.unref();
+    this.once('end', () => clearTimeout(timer));
+    return callback ? super.end(callback) : super.end();
+  }
+}
+
+/**
+ * For /readyz: resolves once PostgreSQL answers `select 1`, rejects when it fails or has not answered
+ * within `withinMs` (a database that stopped answering must not hold the probe for the statement bound).
+ */
+export async function pingDatabase(orm: Orm, withinMs: number): Promise<void> {
+  const pool = await orm.em.getConnection().getNativeClient();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the database did not answer within ${withinMs} ms`)),
+      withinMs,
+    );
+  });
+  try {
+    // Its own read bound too, so the connection is dropped and not held until the statement bound.
+    const probe: QueryConfig & { query_timeout: number } = { text: 'select 1', query_timeout: withinMs };
+    await Promise.race([pool.query(probe), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -100,10 +209,14 @@ const MIGRATION_LOCK = `select pg_advisory_xact_lock(hashtext('localization-serv
  */
 export async function migrateDatabase(orm: Orm, logger?: Logger): Promise<string[]> {
   const connection = orm.em.getConnection();
-  const applied = await connection.transactional(async (trx) => {
-    await connection.execute(MIGRATION_LOCK, [], 'run', trx);
-    return orm.migrator.up({ transaction: trx });
-  });
+  // No statement bound: a migration may rewrite a big table, and the lock may be held by another instance's.
+  const applied = await runUntimed(() =>
+    connection.transactional(async (trx) => {
+      await connection.execute('set local statement_timeout = 0', [], 'run', trx);
+      await connection.execute(MIGRATION_LOCK, [], 'run', trx);
+      return orm.migrator.up({ transaction: trx });
+    }),
+  );
   const names = applied.map((m) => m.name);
   if (names.length > 0) logger?.info({ migrations: names }, 'applied migrations');
   return names;

@@ -10,6 +10,7 @@ const SQLSTATES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now (starting up, shutting down, recovering)
   '53300', // too_many_connections
+  '57014', // query_canceled: the statement ran past statement_timeout (orm.ts), the server is overloaded
 ]);
 /** Socket errors on the way to the server. */
 const SOCKET_CODES = new Set([
@@ -28,6 +29,12 @@ const MESSAGES = [
   /Client has encountered a connection error and is not queryable/,
   /^timeout exceeded when trying to connect/,
   /^Client was closed and is not queryable/,
+  // The server did not answer a statement within query_timeout (orm.ts): it stopped answering.
+  /^Query read timeout/,
+  // A connection the server did not accept within connectionTimeoutMillis.
+  /^timeout expired/,
+  // /readyz's own bound (pingDatabase).
+  /^the database did not answer within/,
 ];
 
 /** Seconds a client is told to wait (Retry-After) while the database is unreachable. */

@@ -18,6 +18,8 @@ const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
 const rateLimitRedis = onFirstUse<typeof import('rate-limit-redis')>('rate-limit-redis');
 
 const WINDOW_MS = 60_000;
+/** How long a Redis command may go unanswered before it counts as an outage (the request goes through). */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
 const KEY_PREFIX = 'l10n:rl:';
 /** Where an instance announces an address it stopped for failed authentications (failed-auth-limiter.ts). */
 const BLOCKS_CHANNEL = `${KEY_PREFIX}failed-auth:blocked`;
@@ -46,6 +48,10 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
         // waiting in a queue for a reconnection that may take long.
         enableOfflineQueue: false,
         connectTimeout: 2_000,
+        // A Redis that stops answering without closing the connection (frozen, partitioned) is met by
+        // this bound instead: a command fails after it, as in an outage, and the request goes through.
+        // A limiter's check may take two commands (RecoveringRedisStore), so a request waits 1 s at most.
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
       })
     : undefined;
   const outage = outageLog(ctx.logger);
@@ -146,6 +152,7 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
       clearTimeout(timer);
       if (onReady) redis.off('ready', onReady);
       if (!ready) return 'unreachable';
+      // Bounded by commandTimeout: a Redis that stopped answering is 'unreachable' after it.
       return redis.ping().then(
         () => 'ok' as const,
         () => 'unreachable' as const,

@@ -113,6 +113,30 @@ describe('migrations from several instances at once', () => {
     }
   });
 
+  it('refuses a DATABASE_URL whose database does not exist instead of creating an empty one', async () => {
+    const database = await createTestDatabase();
+    const missing = new URL(database.url);
+    missing.pathname = `/${missing.pathname.slice(1)}_typo`;
+    try {
+      await expect(openDatabase(missing.href)).rejects.toThrow(
+        new RegExp(`database "${missing.pathname.slice(1)}" named in DATABASE_URL does not exist`),
+      );
+      const orm = await connectDatabase(database.url);
+      try {
+        const [row] = await orm.em
+          .getConnection()
+          .execute<{ n: number }[]>('select count(*)::int as n from pg_database where datname = ?', [
+            missing.pathname.slice(1),
+          ]);
+        expect(row!.n).toBe(0);
+      } finally {
+        await orm.close(true);
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('with migrating at start turned off, refuses a schema that is behind and names what is pending', async () => {
     const database = await createTestDatabase();
     try {

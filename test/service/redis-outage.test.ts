@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { randomAddress, registerSixTimes, startOAuthService } from '../oauth/helpers.ts';
@@ -67,3 +69,83 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
     expect(outageLines()).toHaveLength(1);
   });
 });
+
+// A Redis that stops answering without closing the connection (frozen with SIGSTOP, as on a network
+// partition): the rate-limit checks give up after their command bound and let the request through, and
+// /readyz reports it. A hang fails by the test timeout (no timed assertions).
+describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', () => {
+  let redis: ChildProcess;
+  let service: TestService;
+  let frozen = false;
+  const freeze = () => {
+    frozen = redis.kill('SIGSTOP');
+  };
+  const resume = () => {
+    if (frozen) redis.kill('SIGCONT');
+    frozen = false;
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
+      stdio: 'ignore',
+    });
+    while (!(await portOpen(port))) await new Promise((resolve) => setTimeout(resolve, 50));
+    service = await startOAuthService({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    resume(); // never leave it stopped
+    await service?.close();
+    redis?.kill('SIGKILL');
+  });
+
+  const readiness = async () => {
+    const response = await fetch(`${service.url}/readyz`);
+    return { status: response.status, body: await response.json() };
+  };
+
+  it('serves the OAuth endpoints and reports degraded readiness while frozen', {
+    timeout: 10_000,
+  }, async () => {
+    expect(await readiness()).toEqual({ status: 200, body: { status: 'ok', database: 'ok', redis: 'ok' } });
+    freeze();
+    try {
+      expect(await readiness()).toEqual({
+        status: 200,
+        body: { status: 'degraded', database: 'ok', redis: 'unreachable' },
+      });
+      const token = await fetch(`${service.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': randomAddress() },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'x'.repeat(43),
+          client_id: 'x',
+        }),
+      });
+      expect(token.status).not.toBe(429);
+      expect(token.status).toBeLessThan(500);
+      expect(await registerSixTimes(randomAddress(), service)).toEqual(Array(6).fill(201));
+    } finally {
+      resume();
+    }
+  });
+
+  it('counts again once Redis answers', { timeout: 10_000 }, async () => {
+    await expect
+      .poll(async () => (await readiness()).body.redis, { timeout: 5_000, interval: 100 })
+      .toBe('ok');
+    expect(await registerSixTimes(randomAddress(), service)).toEqual([201, 201, 201, 201, 201, 429]);
+  });
+});
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
