@@ -52,8 +52,13 @@ export async function startServer(
   const app = await createApp(ctx).catch(unwind);
   started.push(() => app.close());
   const server: Server = await new Promise<Server>((resolve, reject) => {
-    const s = app.express.listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
+    // express 5 calls this back on a failed listen too, with the error (a HOST that does not resolve,
+    // a PORT in use): that is a start that failed, naming the settings behind it.
+    const s = app.express.listen(config.port, config.host, (error?: Error) =>
+      error
+        ? reject(new Error(`cannot listen on HOST ${config.host} and PORT ${config.port}: ${error.message}`))
+        : resolve(s),
+    );
   }).catch(unwind);
   started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   // Slow or stalled clients must not hold connections (and a shutdown) open for ever.

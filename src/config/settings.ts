@@ -1,6 +1,7 @@
 // Every environment variable the service reads, as one zod schema: its type, its format, and the message
 // that names it when it is wrong. Rules that tie several variables together (production requirements,
 // defaults that depend on others) are applied to the parsed values in index.ts.
+import { createPrivateKey, type JsonWebKeyInput } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -69,7 +70,7 @@ const providerUrl = (name: string) =>
     return raw.replace(/\/+$/, '');
   });
 
-const commaList = (name: string, item: RegExp, what: string) =>
+const commaList = (name: string, item: { test(part: string): boolean }, what: string) =>
   z.string().transform((raw, ctx) => {
     const items = raw
       .split(',')
@@ -115,14 +116,68 @@ const networkList = (name: string) =>
     return networks;
   });
 
-const IP_WITH_PORT = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i;
+/**
+ * A DNS server as the resolver takes it: an IPv4 or IPv6 address, optionally with a port (`1.1.1.1:53`,
+ * `[2606:4700::1111]:53`). Node's own isIP judges the address: a pattern of hex digits and colons let
+ * `cafe` through, and the resolver then failed on every domain check.
+ */
+const IP_WITH_PORT = {
+  test(part: string): boolean {
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(part);
+    if (bracketed) return isIP(bracketed[1]!) === 6 && validPort(bracketed[2]);
+    if (isIP(part) !== 0) return true;
+    const withPort = /^([\d.]+):(\d{1,5})$/.exec(part);
+    return withPort !== null && isIP(withPort[1]!) === 4 && validPort(withPort[2]);
+  },
+};
+function validPort(port: string | undefined): boolean {
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+}
 
-/** express's `trust proxy`: a boolean, a hop count, or addresses and subnets as express reads them. */
-const trustProxy = z
-  .string()
-  .transform((raw): boolean | number | string =>
-    raw === 'true' ? true : raw === 'false' ? false : /^\d+$/.test(raw) ? Number(raw) : raw,
+/** The names express's `trust proxy` takes for whole ranges, besides addresses and `address/prefix`. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** One item of a `trust proxy` list: a range name, an address, or a subnet (`10.0.0.0/8`, `fd00::/8`). */
+function isProxyItem(item: string): boolean {
+  if (PROXY_RANGE_NAMES.has(item)) return true;
+  const [address = '', prefix, ...rest] = item.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/**
+ * express's `trust proxy`: a boolean, a hop count, or addresses and subnets as express reads them. The list
+ * is checked here: express would otherwise fail on the first request with `invalid IP address`.
+ */
+const trustProxy = z.string().transform((raw, ctx): boolean | number | string => {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const bad = raw
+    .split(',')
+    .map((item) => item.trim())
+    .find((item) => !isProxyItem(item));
+  if (bad === undefined) return raw;
+  return fail(
+    ctx,
+    `TRUST_PROXY must be true, false, a hop count, or addresses and subnets (or loopback, linklocal, uniquelocal) separated by commas (got "${bad}")`,
   );
+});
+
+/**
+ * A private key Node itself can read as a JWK (RSA, EC or OKP with its private part), so that a key set
+ * oidc-provider would refuse at start stops the configuration instead, naming SIGNING_JWKS.
+ */
+function isPrivateJwk(key: unknown): boolean {
+  if (typeof key !== 'object' || key === null || typeof (key as { d?: unknown }).d !== 'string') return false;
+  try {
+    createPrivateKey({ key: key as JsonWebKeyInput['key'], format: 'jwk' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const settingsSchema = z.object({
   NODE_ENV: optional(
@@ -207,11 +262,7 @@ export const secretsSchema = z.object({
     .transform((raw, ctx) => {
       try {
         const jwks = JSON.parse(raw) as { keys?: unknown };
-        if (
-          Array.isArray(jwks.keys) &&
-          jwks.keys.length > 0 &&
-          jwks.keys.every((key) => typeof key === 'object' && key !== null && typeof key.d === 'string')
-        )
+        if (Array.isArray(jwks.keys) && jwks.keys.length > 0 && jwks.keys.every(isPrivateJwk))
           return { keys: jwks.keys as Record<string, unknown>[] };
       } catch {}
       return fail(

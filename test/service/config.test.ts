@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
-import { sharedSecretsEnv } from '../support/service.ts';
+import { sharedSecretsEnv, startTestService } from '../support/service.ts';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l10n-config-'));
 
@@ -214,6 +214,29 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses values that only looked right: a key set with no usable key, a garbled proxy list, a word as DNS server', () => {
+    const found = problemsOf({
+      SIGNING_JWKS: '{"keys":[{"d":"x"}]}',
+      TRUST_PROXY: 'garbage',
+      DNS_SERVERS: 'cafe',
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^SIGNING_JWKS must be a JSON Web Key Set/),
+        expect.stringMatching(/^TRUST_PROXY must be .* \(got "garbage"\)$/),
+        expect.stringContaining('DNS_SERVERS must list IP addresses'),
+      ]),
+    );
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })).toEqual([expect.stringMatching(/^TRUST_PROXY/)]);
+    const accepted = loadConfig({
+      DATA_DIR: dataDir(),
+      TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.168.1.1',
+      DNS_SERVERS: '1.1.1.1, 1.1.1.1:53, [2606:4700::1111]:53, 2606:4700::1111',
+    });
+    expect(accepted.trustProxy).toBe('loopback, 10.0.0.0/8, fd00::/8, 192.168.1.1');
+    expect(accepted.dnsServers).toHaveLength(4);
+  });
+
   it('accepts a complete production configuration', () => {
     const config = loadConfig({
       NODE_ENV: 'production',
@@ -311,5 +334,13 @@ describe('sign-in provider settings', () => {
     ]) {
       expect(problemsOf({ ORG_IDP_ALLOWED_NETWORKS: `192.168.0.0/16, ${bad}` }), bad).toEqual([message(bad)]);
     }
+  });
+});
+
+describe('listening', () => {
+  it('fails the start naming HOST when the address cannot be listened on, instead of a TypeError', async () => {
+    await expect(startTestService({ HOST: 'not-a-host.invalid' })).rejects.toThrow(
+      /cannot listen on HOST not-a-host\.invalid and PORT \d+/,
+    );
   });
 });
