@@ -41,6 +41,8 @@ export interface FailedAuthLimiterOptions {
   channel?: BlockChannel;
   onRefused(): void;
   onStoreError(error: unknown): void;
+  /** The store's init failed (Redis not connected yet at start); the store recovers on first use. */
+  onStoreInitError?(error: unknown): void;
 }
 
 export interface FailedAuthLimiter {
@@ -57,7 +59,9 @@ const MAX_BLOCKED = 100_000;
 
 export function createFailedAuthLimiter(options: FailedAuthLimiterOptions): FailedAuthLimiter {
   const { store, keyOf, limit, windowMs, channel } = options;
-  const ready = Promise.resolve(store.init?.({ windowMs } as Options)).catch(options.onStoreError);
+  const ready = Promise.resolve(store.init?.({ windowMs } as Options)).catch(
+    options.onStoreInitError ?? options.onStoreError,
+  );
   // Insertion order is nearly expiry order (every block lasts at most one window), so the oldest go first.
   const blockedUntil = new Map<string, number>();
 

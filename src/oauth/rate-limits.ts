@@ -108,6 +108,10 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     channel: redis && { publish: (message) => redis.publish(BLOCKS_CHANNEL, message) },
     onRefused: () => ctx.metrics.rateLimited('failed-auth'),
     onStoreError: (error) => ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
+    // As for the other limiters' stores (logger, above): at start Redis is rarely connected yet, and the
+    // store loads its script on first use, so this is no outage.
+    onStoreInitError: (error) =>
+      ctx.logger.debug({ err: error }, 'failed-authentication limiter store initialization'),
   });
   // Its own connection: a Redis connection that subscribes can send nothing else. It subscribes again at
   // every (re)connection, including one after an outage at start.
