@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { randomAddress, registerSixTimes, startOAuthService } from '../oauth/helpers.ts';
-import { freePort } from '../support/ports.ts';
+import { canConnect, freePort } from '../support/ports.ts';
 import { hasRedisServer, type OwnedRedis, startRedisServer } from '../support/redis-server.ts';
 import type { TestService } from '../support/service.ts';
 
@@ -93,7 +92,7 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
     redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
       stdio: 'ignore',
     });
-    while (!(await portOpen(port))) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!(await canConnect(port))) await new Promise((resolve) => setTimeout(resolve, 50));
     service = await startOAuthService({ REDIS_URL: `redis://127.0.0.1:${port}` });
   });
   afterAll(async () => {
@@ -141,14 +140,3 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
     expect(await registerSixTimes(randomAddress(), service)).toEqual([201, 201, 201, 201, 201, 429]);
   });
 });
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
