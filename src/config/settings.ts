@@ -2,7 +2,7 @@
 // that names it when it is wrong. Rules that tie several variables together (production requirements,
 // defaults that depend on others) are applied to the parsed values in index.ts.
 import { createPrivateKey, type JsonWebKeyInput } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -70,15 +70,33 @@ const providerUrl = (name: string) =>
     return raw.replace(/\/+$/, '');
   });
 
+/** The items of a comma-separated setting, trimmed, empty ones left out. */
+const commaItems = (raw: string) =>
+  raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+
 const commaList = (name: string, item: { test(part: string): boolean }, what: string) =>
   z.string().transform((raw, ctx) => {
-    const items = raw
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean);
+    const items = commaItems(raw);
     for (const bad of items.filter((part) => !item.test(part))) fail(ctx, `${name} ${what} (got "${bad}")`);
     return items;
   });
+
+/**
+ * `address` or `address/prefix` with a prefix its family allows (a lone address: the network of that one
+ * address, its prefix spelled out), or undefined when the item is neither.
+ */
+function parseNetwork(item: string): { address: string; bits: number } | undefined {
+  const [address = '', prefix, ...rest] = item.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0 || (prefix !== undefined && !/^\d{1,3}$/.test(prefix)))
+    return undefined;
+  const maxBits = family === 6 ? 128 : 32;
+  const bits = prefix === undefined ? maxBits : Number(prefix);
+  return bits <= maxBits ? { address, bits } : undefined;
+}
 
 /**
  * Networks as `address/prefix` (a lone address is the network of that one address), comma-separated; the
@@ -87,31 +105,15 @@ const commaList = (name: string, item: { test(part: string): boolean }, what: st
 const networkList = (name: string) =>
   z.string().transform((raw, ctx) => {
     const networks: string[] = [];
-    for (const item of raw
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean)) {
-      const [address = '', prefix, ...rest] = item.split('/');
-      const family = isIP(address);
-      const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
-      try {
-        // A zone id (fe80::1%eth0) names an interface of this machine, not a network anyone resolves to.
-        if (
-          family === 0 ||
-          address.includes('%') ||
-          rest.length > 0 ||
-          (prefix !== undefined && !/^\d{1,3}$/.test(prefix))
-        )
-          throw new Error('not a network');
-        // BlockList refuses a prefix too long for the family.
-        new BlockList().addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
-        networks.push(`${address}/${bits}`);
-      } catch {
+    for (const item of commaItems(raw)) {
+      const network = parseNetwork(item);
+      // A zone id (fe80::1%eth0) names an interface of this machine, not a network anyone resolves to.
+      if (network && !network.address.includes('%')) networks.push(`${network.address}/${network.bits}`);
+      else
         fail(
           ctx,
           `${name} must list networks such as 10.20.0.0/16 or fd00:1234::/32, comma-separated (got "${item}")`,
         );
-      }
     }
     return networks;
   });
@@ -139,11 +141,7 @@ const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** One item of a `trust proxy` list: a range name, an address, or a subnet (`10.0.0.0/8`, `fd00::/8`). */
 function isProxyItem(item: string): boolean {
-  if (PROXY_RANGE_NAMES.has(item)) return true;
-  const [address = '', prefix, ...rest] = item.split('/');
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) return false;
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  return PROXY_RANGE_NAMES.has(item) || parseNetwork(item) !== undefined;
 }
 
 /**
