@@ -4,7 +4,7 @@ import { createApp } from './app.ts';
 import type { Config } from './config/index.ts';
 import { createContext } from './context.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
-import { openDatabase } from './db/orm.ts';
+import { abandonStatements, openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './domain/seed.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { startMemoryReducer } from './lib/memory-reducer.ts';
@@ -94,8 +94,9 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       memoryReducer?.stop();
-      await drain(server, config.shutdownTimeoutMs, logger);
+      const cutOff = await drain(server, config.shutdownTimeoutMs, logger);
       await metricsServer?.close();
+      if (cutOff) await abandonStatements(orm);
       // Only now that no request runs: background work, the pools, and the database they used, last.
       await app.close();
       await orm.close(true);
@@ -109,9 +110,9 @@ export async function startServer(
 /**
  * Stops accepting connections and waits for the requests in flight to be answered, at most `timeoutMs`;
  * then closes whatever connections remain. Keep-alive connections are closed as soon as they fall idle
- * (node:http closes only those idle at the moment of close()).
+ * (node:http closes only those idle at the moment of close()). True when requests were cut off.
  */
-async function drain(server: Server, timeoutMs: number, logger: Logger): Promise<void> {
+async function drain(server: Server, timeoutMs: number, logger: Logger): Promise<boolean> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
   let timer: NodeJS.Timeout | undefined;
@@ -126,7 +127,9 @@ async function drain(server: Server, timeoutMs: number, logger: Logger): Promise
       );
       server.closeAllConnections();
       await closed;
+      return true;
     }
+    return false;
   } finally {
     clearInterval(idleSweep);
     clearTimeout(timer);

@@ -1,11 +1,13 @@
 // PostgreSQL that stops answering without closing anything (a network partition, a frozen host): here the
 // test's own embedded server, frozen with SIGSTOP. Requests must answer 503 with Retry-After within the
 // service's bounds (connect 5 s, statements 16 s), /readyz within its own 2 s, and the service must recover
-// by itself once PostgreSQL answers again. A hang fails the test by its timeout (no timed assertions).
+// by itself once PostgreSQL answers again, and a shutdown must not wait for the statements of the requests
+// it cut off. A hang fails the test by its timeout (no timed assertions).
 
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
@@ -110,5 +112,31 @@ describe('a database that stops answering', () => {
     resume();
     await expect.poll(async () => (await projects()).status, { timeout: 20_000, interval: 200 }).toBe(200);
     expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+  });
+
+  it('a shutdown that cuts requests off does not wait for their statements', {
+    timeout: 10_000,
+  }, async () => {
+    // An instance of its own (the suite's goes on), whose log is not scanned: the scan reads the database.
+    const second = await startTestService(
+      { SHUTDOWN_TIMEOUT_MS: '500' },
+      { database: { url: postgres.url, drop: async () => {} }, logger: pino({ level: 'silent' }) },
+    );
+    const secondProjects = () =>
+      fetch(`${second.url}/api/v1/accounts/ada/projects`, {
+        headers: { authorization: `Bearer ${ada.token}` },
+      });
+    try {
+      expect((await secondProjects()).status).toBe(200);
+      freeze();
+      const cutOff = secondProjects().catch((error: unknown) => error);
+      // Once the request holds a connection and waits on its statement (16 s before pg gives up), the
+      // shutdown waits 0.5 s for it, cuts it off, and must then close the pool without waiting for it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await second.stop();
+      expect(await cutOff).toBeInstanceOf(TypeError); // the connection closed without an answer
+    } finally {
+      resume();
+    }
   });
 });
