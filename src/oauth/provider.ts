@@ -16,6 +16,7 @@ import { allowFormActionTo } from '../lib/csp.ts';
 import { errorPage } from '../web/authorization-pages.ts';
 import { createAdapterFactory, readAheadAccount } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
+import { routeProviderNotices } from './provider-notices.ts';
 import { pinPublicOrigin } from './public-origin.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
 import { canonicalResource, defaultResource } from './resources.ts';
@@ -58,6 +59,8 @@ const REFRESH_GRACE_SECONDS = 10;
 
 export function createProvider(ctx: ServiceContext, sessions: Sessions): Provider {
   const { config, orm } = ctx;
+  // Before the provider exists: its constructor may already write a notice.
+  routeProviderNotices(ctx.logger);
   const signingAlg = (config.signingJwks.keys[0]?.alg ?? 'ES256') as 'ES256';
 
   const refreshGrace = createRefreshGrace(orm, ctx.cipher, ctx.runPrepared);
