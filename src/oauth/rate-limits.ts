@@ -73,8 +73,13 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     RedisStoreClass && redis
       ? new RedisStoreClass({
           prefix: `${KEY_PREFIX}${name}:`,
+          // A Redis that froze and answers again never closed its connection, so no 'ready' follows
+          // the outage: the first command that succeeds again is the recovery.
           sendCommand: (command: string, ...args: string[]) =>
-            redis.call(command, ...args) as Promise<number>,
+            (redis.call(command, ...args) as Promise<number>).then((result) => {
+              outage.up();
+              return result;
+            }),
         })
       : undefined;
 

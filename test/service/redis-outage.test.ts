@@ -76,6 +76,7 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
 // partition): the rate-limit checks give up after their command bound and let the request through, and
 // /readyz reports it. A hang fails by the test timeout (no timed assertions).
 describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', () => {
+  const lines: { level: number; msg: string }[] = [];
   let redis: ChildProcess;
   let service: TestService;
   let frozen = false;
@@ -93,7 +94,11 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
       stdio: 'ignore',
     });
     while (!(await canConnect(port))) await new Promise((resolve) => setTimeout(resolve, 50));
-    service = await startOAuthService({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const logger = createLogger(
+      { logLevel: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    service = await startOAuthService({ REDIS_URL: `redis://127.0.0.1:${port}` }, { logger });
   });
   afterAll(async () => {
     resume(); // never leave it stopped
@@ -138,5 +143,8 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
       .poll(async () => (await readiness()).body.redis, { timeout: 5_000, interval: 100 })
       .toBe('ok');
     expect(await registerSixTimes(randomAddress(), service)).toEqual([201, 201, 201, 201, 201, 429]);
+    // The connection never closed, so the recovery is told by the first command that succeeded again.
+    expect(lines.filter((l) => /rate-limit Redis unreachable/.test(l.msg))).toHaveLength(1);
+    expect(lines.filter((l) => /rate-limit Redis is back/.test(l.msg))).toHaveLength(1);
   });
 });
