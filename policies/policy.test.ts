@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,13 +71,17 @@ describe('policies/policy.csv', async () => {
   });
 });
 
-/** A policy folder with the real model.conf and the given policy.csv. */
-function policyDir(csv: string): string {
+/** A policy folder with the given policy.csv, and the real model.conf unless another is given. */
+function policyDir(csv: string, model?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'l10n-policy-'));
-  copyFileSync(join(import.meta.dirname, 'model.conf'), join(dir, 'model.conf'));
+  if (model === undefined) copyFileSync(join(import.meta.dirname, 'model.conf'), join(dir, 'model.conf'));
+  else writeFileSync(join(dir, 'model.conf'), model);
   writeFileSync(join(dir, 'policy.csv'), csv);
   return dir;
 }
+
+const realModel = readFileSync(join(import.meta.dirname, 'model.conf'), 'utf8');
+const realPolicy = readFileSync(join(import.meta.dirname, 'policy.csv'), 'utf8');
 
 describe('policy parsing', () => {
   it('names the file and line of a malformed rule', () => {
@@ -105,6 +109,54 @@ describe('policy parsing', () => {
     );
     const denied = await loadPolicy(dir);
     expect(denied.allows(['organization_member'], 'project', 'write')).toBe(false);
+  });
+
+  // model.conf is Casbin's, and Casbin takes most slips there without a word: a misspelt field never
+  // matches (everyone is locked out), a matcher without the action grants every action of an object, an
+  // effect or a policy definition without deny ignores deny lines. Other slips fail on its first decision.
+  const denyLine = `${realPolicy}\np, self, user, read, deny\n`; // line 70
+  it.each([
+    [
+      'a misspelt field in the matcher',
+      realModel.replace('r.role == p.role', 'r.rol == p.role'),
+      realPolicy,
+      'the model denies self user:read, which {dir}/policy.csv:6 allows it',
+    ],
+    [
+      'a matcher without the action',
+      realModel.replace(' && r.act == p.act', ''),
+      realPolicy,
+      'the model allows self organization:delete, which {dir}/policy.csv has no allow line for it',
+    ],
+    [
+      'an effect without deny',
+      realModel.replace(' && !some(where (p.eft == deny))', ''),
+      denyLine,
+      'the model allows self user:read, which {dir}/policy.csv:70 denies it',
+    ],
+    [
+      'a policy definition without the effect',
+      realModel.replace('p = role, obj, act, eft', 'p = role, obj, act'),
+      denyLine,
+      'the model allows self user:read, which {dir}/policy.csv:70 denies it',
+    ],
+    [
+      'an effect Casbin does not know',
+      realModel.replace('p.eft == allow', 'p.eft == alow'),
+      realPolicy,
+      'unsupported effect',
+    ],
+    [
+      'a request with a field too many',
+      realModel.replace('r = role, obj, act', 'r = role, obj, act, extra'),
+      realPolicy,
+      'invalid request size',
+    ],
+  ])('refuses a model.conf with %s, naming the file', async (_, model, csv, message) => {
+    const dir = policyDir(csv, model);
+    const loading = loadPolicy(dir);
+    await expect(loading).rejects.toThrow(PolicyError);
+    await expect(loading).rejects.toThrow(`${join(dir, 'model.conf')}: ${message.replace('{dir}', dir)}`);
   });
 
   it('stops the service at start on a malformed policy, naming file and line', async () => {

@@ -62,25 +62,49 @@ export interface Policy {
 /**
  * Loads and validates model.conf and policy.csv, then answers from a precomputed table: Casbin decides
  * every (role, object, action) once at start, so a request costs a Set lookup however long the policy is.
+ *
+ * policy.csv is strictly (role, object, action, effect) with no patterns and no role links, so there is one
+ * right reading of it: a role may do object:action when a line allows it and no line denies it. Casbin
+ * accepts a model.conf that reads it otherwise without a word (a misspelt `r.rol` never matches and locks
+ * everyone out; a matcher without `r.act == p.act` grants every action of an object), so each decision of
+ * the model is held against that reading, and a model that disagrees stops the start naming model.conf.
  */
 export async function loadPolicy(dir = DEFAULT_POLICY_DIR): Promise<Policy> {
   const modelFile = join(dir, 'model.conf');
   const policyFile = join(dir, 'policy.csv');
   const rules = parsePolicy(readFileSync(policyFile, 'utf8'), policyFile);
-  let enforcer: Enforcer;
+  const allowed = new Set<string>();
+  const objectsActions = [...new Set(rules.map((r) => `${r.object}:${r.action}`))];
   try {
     const model = newModelFromString(readFileSync(modelFile, 'utf8'));
     const csv = rules.map((r) => `p, ${r.role}, ${r.object}, ${r.action}, ${r.effect}`).join('\n');
-    enforcer = await newEnforcer(model, new StringAdapter(csv));
+    const enforcer: Enforcer = await newEnforcer(model, new StringAdapter(csv));
+    for (const role of ROLES) {
+      for (const oa of objectsActions) {
+        const [object, action] = oa.split(':') as [string, string];
+        if (await enforcer.enforce(role, object, action)) allowed.add(`${role}|${object}|${action}`);
+      }
+    }
   } catch (error) {
     throw new PolicyError(`${modelFile}: ${(error as Error).message}`);
   }
-  const allowed = new Set<string>();
-  const objectsActions = new Set(rules.map((r) => `${r.object}:${r.action}`));
   for (const role of ROLES) {
     for (const oa of objectsActions) {
       const [object, action] = oa.split(':') as [string, string];
-      if (await enforcer.enforce(role, object, action)) allowed.add(`${role}|${object}|${action}`);
+      const lines = rules.filter((r) => r.role === role && r.object === object && r.action === action);
+      const deny = lines.find((r) => r.effect === 'deny');
+      const allow = lines.find((r) => r.effect === 'allow');
+      const got = allowed.has(`${role}|${object}|${action}`);
+      if (got === (allow !== undefined && deny === undefined)) continue;
+      const written = deny
+        ? `${policyFile}:${deny.line} denies`
+        : allow
+          ? `${policyFile}:${allow.line} allows`
+          : `${policyFile} has no allow line for`;
+      throw new PolicyError(
+        `${modelFile}: the model ${got ? 'allows' : 'denies'} ${role} ${oa}, which ${written} it; ` +
+          'a role may do object:action exactly when a line allows it and no line denies it',
+      );
     }
   }
   return {
