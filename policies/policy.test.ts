@@ -159,6 +159,25 @@ describe('policy parsing', () => {
     await expect(loading).rejects.toThrow(`${join(dir, 'model.conf')}: ${message.replace('{dir}', dir)}`);
   });
 
+  it('stops the service at start on a policy that leaves out a scope openapi.yaml names', async () => {
+    const dir = policyDir(
+      realPolicy
+        .split('\n')
+        .filter((line) => !/, glossary, read, /.test(line))
+        .join('\n'),
+    );
+    await expect(startTestService({ POLICY_DIR: dir })).rejects.toThrow(
+      `${join(dir, 'policy.csv')}: no line names glossary:read, which getGlossary, searchGlossaryEntries, ` +
+        'listGlossaryVersions, getGlossarySettings in openapi.yaml need; add allow lines for the roles that may use it, or a deny line to refuse it to everyone',
+    );
+    // Refusing it to everyone is said with a deny line.
+    const denied = await loadPolicy(
+      policyDir(`${readFileSync(join(dir, 'policy.csv'), 'utf8')}\np, self, glossary, read, deny\n`),
+      new Map([['glossary:read', ['getGlossary']]]),
+    );
+    expect(denied.allows(['self', 'organization_admin'], 'glossary', 'read')).toBe(false);
+  });
+
   it('stops the service at start on a malformed policy, naming file and line', async () => {
     const dir = policyDir('p, self, project, read, allow\np, self, projects, read, allow\n');
     await expect(startTestService({ POLICY_DIR: dir })).rejects.toThrow(

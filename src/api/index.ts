@@ -105,7 +105,11 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
   // Authentication is the pipeline's first step, for REST and MCP alike; openapi-backend only routes (its
   // router, in rest-router.ts) and holds the validators.
   await api.init();
-  const policy = await loadPolicy(service.config.policyDir);
+  const needed = new Map<string, string[]>();
+  for (const op of catalogue.operations.values()) {
+    needed.set(op.scope, [...(needed.get(op.scope) ?? []), op.operationId]);
+  }
+  const policy = await loadPolicy(service.config.policyDir, needed);
   const accountTokens: BearerVerifier = (token) => verifyAccountToken(service.runPrepared, token);
   const pipeline = createPipeline({
     service,

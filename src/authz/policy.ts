@@ -62,6 +62,7 @@ export interface Policy {
 /**
  * Loads and validates model.conf and policy.csv, then answers from a precomputed table: Casbin decides
  * every (role, object, action) once at start, so a request costs a Set lookup however long the policy is.
+ * `needed` maps each scope the operations need to their operationIds: each must have a line.
  *
  * policy.csv is strictly (role, object, action, effect) with no patterns and no role links, so there is one
  * right reading of it: a role may do object:action when a line allows it and no line denies it. Casbin
@@ -69,10 +70,22 @@ export interface Policy {
  * everyone out; a matcher without `r.act == p.act` grants every action of an object), so each decision of
  * the model is held against that reading, and a model that disagrees stops the start naming model.conf.
  */
-export async function loadPolicy(dir = DEFAULT_POLICY_DIR): Promise<Policy> {
+export async function loadPolicy(
+  dir = DEFAULT_POLICY_DIR,
+  needed: ReadonlyMap<string, readonly string[]> = new Map(),
+): Promise<Policy> {
   const modelFile = join(dir, 'model.conf');
   const policyFile = join(dir, 'policy.csv');
   const rules = parsePolicy(readFileSync(policyFile, 'utf8'), policyFile);
+  // A scope no line names is one nobody may use: a policy.csv cut short, or older than the operations,
+  // would otherwise start a service that quietly refuses them. Refusing one to everyone is a deny line.
+  for (const [scope, operations] of needed) {
+    if (rules.some((r) => `${r.object}:${r.action}` === scope)) continue;
+    throw new PolicyError(
+      `${policyFile}: no line names ${scope}, which ${operations.join(', ')} in openapi.yaml ` +
+        `need${operations.length === 1 ? 's' : ''}; add allow lines for the roles that may use it, or a deny line to refuse it to everyone`,
+    );
+  }
   const allowed = new Set<string>();
   const objectsActions = [...new Set(rules.map((r) => `${r.object}:${r.action}`))];
   try {
