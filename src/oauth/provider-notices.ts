@@ -33,7 +33,12 @@ export function routeProviderNotices(to: Logger): void {
           : kind === 'WARNING'
             ? 'warn'
             : 'info';
-        logger[level]({ component: 'oidc-provider' }, message);
+        try {
+          logger[level]({ component: 'oidc-provider' }, message);
+        } catch {
+          // That logger's destination is closed: its service stopped while another runs on (tests).
+          original.apply(console, args);
+        }
       };
     }
   }
