@@ -168,6 +168,14 @@ describe('listAuditEvents', () => {
     ).toBe(404);
   });
 
+  it("records a person's changes to themselves in their own account's log", async () => {
+    const dora = await createTestUser(service, 'dora');
+    const updated = await sdk.updateCurrentUser({ client: dora.client, body: { displayName: 'Dora M.' } });
+    expect(updated.response.status).toBe(200);
+    const own = await sdk.listAuditEvents({ client: dora.client, path: { account: 'dora' } });
+    expect(own.data!.items.map((e) => [e.action, e.resourceType])).toEqual([['user.update', 'user']]);
+  });
+
   it('needs the audit:read scope', async () => {
     const limited = await createTestUser(
       service,

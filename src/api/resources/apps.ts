@@ -1,6 +1,7 @@
 import { listConnectedApps, revokeConnectedApp } from '../../domain/connected-apps.ts';
 import type { Handlers } from '../pipeline.ts';
 import { problems } from '../problem.ts';
+import { personalAccount } from './user.ts';
 
 // Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/domain/connected-apps.ts).
 export const appHandlers = {
@@ -25,7 +26,7 @@ export const appHandlers = {
     const clientId = op.params.clientId!;
     const revoked = await revokeConnectedApp(op.service.orm, op.caller.userId, clientId);
     if (!revoked) throw problems.notFound(`You have not connected the app "${clientId}".`);
-    op.audit('app.disconnect', 'oauth_client', clientId);
+    op.audit('app.disconnect', 'oauth_client', clientId, {}, await personalAccount(op));
     await op.em.flush();
     return { status: 204 };
   },

@@ -14,6 +14,7 @@ import { checkIssuer } from '../../identity/providers.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { findOrganization, findOrganizationId } from './organizations.ts';
+import { personalAccount } from './user.ts';
 
 // Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
 
@@ -53,7 +54,7 @@ export const identityHandlers = {
     const outcome = await unlinkIdentity(op.service.orm, op.caller.userId, op.params.identity!);
     if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
     if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
-    op.audit('identity.unlink', 'identity', op.params.identity!);
+    op.audit('identity.unlink', 'identity', op.params.identity!, {}, await personalAccount(op));
     await op.em.flush();
     return { status: 204 };
   },

@@ -1,6 +1,6 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { isoTimestamp } from '../../db/columns.ts';
-import { User } from '../../db/entities/index.ts';
+import { Account, type IAccount, User } from '../../db/entities/index.ts';
 import { prepared } from '../../db/prepared.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -19,6 +19,15 @@ async function serializeUser(op: OperationContext): Promise<Schemas.User> {
   return user;
 }
 
+/**
+ * Where a change to the caller's own person is audited (their profile, sign-in methods, connected apps):
+ * their personal account, whose audit log they read. Such an operation names no account, and an event
+ * without one would be in nobody's log, not even theirs.
+ */
+export function personalAccount(op: OperationContext): Promise<IAccount> {
+  return op.em.findOneOrFail(Account, { user: op.caller.userId });
+}
+
 export const userHandlers = {
   async getCurrentUser(op) {
     return { status: 200, body: await serializeUser(op) };
@@ -30,7 +39,7 @@ export const userHandlers = {
     if (op.body.displayName !== undefined) changes.displayName = op.body.displayName;
     if (op.body.email !== undefined) changes.email = op.body.email?.toLowerCase() ?? null;
     op.em.assign(user, changes);
-    op.audit('user.update', 'user', user.id, { fields: Object.keys(changes) });
+    op.audit('user.update', 'user', user.id, { fields: Object.keys(changes) }, await personalAccount(op));
     await op.em.flush();
     return { status: 200, body: await serializeUser(op) };
   },
