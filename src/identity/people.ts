@@ -55,10 +55,11 @@ function proposeHandle(username: string | undefined): string {
  */
 export async function signInWithProfile(
   orm: Orm,
-  profile: Profile,
+  given: Profile,
   options: { linkTo?: string } = {},
 ): Promise<SignInOutcome> {
   const em = orm.em.fork();
+  const profile = await withTrustedEmail(em, given);
   const existing = await em.findOne(Identity, { provider: profile.provider, subject: profile.subject });
 
   if (options.linkTo) {
@@ -93,6 +94,22 @@ export async function signInWithProfile(
   const userId = await createPerson(orm, profile);
   await enroll(orm.em.fork(), profile, userId);
   return { userId, created: true };
+}
+
+/**
+ * An organization's provider is run by that organization, which anyone can create: it vouches only for
+ * e-mails at the domains that organization verified. Any other e-mail it calls verified is kept as unverified
+ * (else it would open invitations sent to that address).
+ */
+async function withTrustedEmail(em: EntityManager, profile: Profile): Promise<Profile> {
+  if (!profile.provider.startsWith('org:') || !profile.verifiedEmail) return profile;
+  const own = await em.findOne(OrganizationDomain, {
+    organization: profile.provider.slice('org:'.length),
+    domain: domainOf(profile.verifiedEmail),
+    verifiedAt: { $ne: null },
+  });
+  if (own) return profile;
+  return { ...profile, verifiedEmail: undefined, unverifiedEmail: profile.verifiedEmail };
 }
 
 function emailFields(profile: Profile) {

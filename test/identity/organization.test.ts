@@ -1,10 +1,11 @@
 // An organization's own sign-in: an admin claims a domain and verifies it against a DNS server this test
 // runs; configures the organization's provider (a third oidc-provider instance); people at that domain who
-// sign in through it land as members, unless their e-mail is unverified or at a domain not verified.
+// sign in through it land as members, unless their e-mail is unverified or at a domain not verified. What
+// that provider says about an e-mail at a domain the organization did not verify is not trusted.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { CookieJar, csrfOf, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { upstreamLogin, useUpstreamSignIn } from './upstream.ts';
@@ -189,5 +190,45 @@ describe('organization domains, provider and enrollment', () => {
     idp.accounts.set(carol, { email: `${carol}@${domain}`, email_verified: true });
     expect((await orgSignIn(`${carol}@${domain}`, carol)).status).toBe(303);
     expect(await membership(carol)).toEqual(['member']);
+  });
+});
+
+describe("an organization's provider vouches only for its own domains", () => {
+  it('an e-mail it calls verified at a domain it has not verified opens no invitation of another organization', async () => {
+    // Another organization invites someone at a domain of its own.
+    const boss = await createTestUser(service, uniqueHandle('boss'));
+    const victimOrg = uniqueHandle('victimorg');
+    await createTestOrganization(service, victimOrg, boss);
+    const invited = `cfo-${randomBytes(3).toString('hex')}@${victimOrg}.example`;
+    const created = await sdk.createInvitation({
+      client: boss.client,
+      path: { org: victimOrg },
+      body: { email: invited, role: 'admin' },
+    });
+    expect(created.response.status).toBe(201);
+
+    // The link leaks to someone who runs the provider of their own organization (the one of this file,
+    // with its own verified domain): that provider says the invited address is theirs, and verified.
+    const mallory = `mallory-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(mallory, { email: invited, email_verified: true, preferred_username: mallory });
+    const signedIn = await orgSignIn(`${mallory}@${domain}`, mallory);
+    expect(signedIn.status).toBe(303);
+    expect(
+      await sql(service, `select email, email_verified from identities where subject = $1`, [mallory]),
+    ).toEqual([{ email: invited, email_verified: false }]);
+
+    const link = `${service.url}/invitations/answer?token=${encodeURIComponent(created.data!.acceptToken)}`;
+    const page = await signedIn.jar.fetch(link);
+    expect(page.status).toBe(200);
+    // The CSRF token of the invitation's form (the header's sign-out form comes first).
+    const form = (await page.text()).split('action="/invitations/answer"')[1]!;
+    const answer = await postForm(signedIn.jar, `${service.url}/invitations/answer`, {
+      csrf: csrfOf(form),
+      token: created.data!.acceptToken,
+      answer: 'accept',
+    });
+    expect(answer.status).toBe(403);
+    const members = await sdk.listMembers({ client: boss.client, path: { org: victimOrg } });
+    expect(members.data!.items.map((m: { user: string }) => m.user)).toEqual([boss.handle]);
   });
 });
