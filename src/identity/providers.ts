@@ -10,6 +10,7 @@
 import type { Configuration, CustomFetch } from 'openid-client';
 import type { Config, OidcProviderConfig } from '../config/index.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
+import { findTextIssues } from '../lib/text-input.ts';
 import { guardRefusal, orgProviderFetch } from './org-provider-fetch.ts';
 
 /** Only instances where people sign in with a provider load it. */
@@ -159,16 +160,16 @@ function oidcLeg(settings: OidcSettings, providerKey: string, production: boolea
       const tokens = await grant(config, callbackUrl, checks, true);
       const claims = tokens.claims();
       if (!claims) throw new SignInError('The provider did not say who signed in.');
-      const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : undefined;
+      const email = emailClaim(claims.email);
       const verified = claims.email_verified === true;
-      return {
+      return storable({
         provider: providerKey,
         subject: claims.sub,
         verifiedEmail: verified ? email : undefined,
         unverifiedEmail: verified ? undefined : email,
         username: stringClaim(claims.preferred_username) ?? email?.split('@')[0],
         name: stringClaim(claims.name),
-      };
+      });
     },
   };
 }
@@ -207,8 +208,28 @@ async function grant(config: Configuration, callbackUrl: URL, checks: Checks, op
   }
 }
 
+/** A claim as text we can store and show: none when empty or carrying control characters (NUL included). */
 function stringClaim(value: unknown): string | undefined {
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
+  return typeof value === 'string' && value.length > 0 && findTextIssues(value, '').length === 0
+    ? value
+    : undefined;
+}
+
+/** An e-mail claim, lowercased; none when it is not one address (the users table would refuse it). */
+function emailClaim(value: unknown): string | undefined {
+  const text = stringClaim(value)?.toLowerCase();
+  return text && text.length <= 320 && /^[^@\s]+@[^@\s]+$/.test(text) ? text : undefined;
+}
+
+/**
+ * A subject is kept for good (identities.subject, 1 to 255 characters): one we cannot store is a failed
+ * sign-in with words for the person, not a 500. A provider's subject is its own choice (an organization's
+ * provider is a stranger's).
+ */
+function storable(profile: Profile): Profile {
+  if (profile.subject.length > 255 || stringClaim(profile.subject) === undefined)
+    throw new SignInError('The provider sent an identifier for you that this service cannot use.');
+  return profile;
 }
 
 function githubLeg(settings: NonNullable<Config['providers']['github']>, production: boolean): Leg {
@@ -264,15 +285,15 @@ function githubLeg(settings: NonNullable<Config['providers']['github']>, product
         verified?: unknown;
       }[];
       const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true) : undefined;
-      const email = typeof primary?.email === 'string' ? primary.email.toLowerCase() : undefined;
-      return {
+      const email = emailClaim(primary?.email);
+      return storable({
         provider: 'github',
         subject: String(user.id),
         verifiedEmail: primary?.verified === true ? email : undefined,
         unverifiedEmail: primary?.verified === true ? undefined : email,
         username: stringClaim(user.login),
         name: stringClaim(user.name),
-      };
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 // Takeover attempts against sign-in, each refused: an unverified provider e-mail never links to an
 // existing user; a provider subject cannot be attached to a second user; a replayed, forged or foreign
-// `state`; a callback carrying another browser's state; a provider error. Over plain HTTP with a cookie
+// `state`; a callback carrying another browser's state; a provider error; a subject or claims that cannot
+// be stored. Over plain HTTP with a cookie
 // jar, against a GitHub stand-in and an upstream oidc-provider.
 import { describe, expect, it } from 'vitest';
 import { CookieJar, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
@@ -237,5 +238,54 @@ describe('takeover attempts', () => {
     expect((await new CookieJar().fetch(`${service.url}/signin/callback/oidc?code=x&state=y`)).status).toBe(
       400,
     );
+  });
+
+  it("a provider's subject or claims this service cannot store end in a page with a way back, never a 500", async () => {
+    const viaGoogle = async (login: string, claims: Record<string, unknown>) => {
+      google.accounts.set(login, claims);
+      const jar = new CookieJar();
+      const start = await jar.fetch(`${service.url}/signin/google`);
+      const response = await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login));
+      return { jar, response };
+    };
+    // A subject longer than identities hold: refused with words, nobody signed in, nothing stored.
+    const long = `x${'y'.repeat(300)}`;
+    const tooLong = await viaGoogle(long, {
+      email: `${uniqueHandle('l')}@example.net`,
+      email_verified: true,
+    });
+    expect(tooLong.response.status).toBe(400);
+    expect(tooLong.response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await tooLong.response.text()).toContain('Back to sign-in');
+    expect(await whoIsSignedIn(tooLong.jar)).toBeUndefined();
+    expect(await sql(service, `select 1 from identities where subject like 'xyyy%'`)).toEqual([]);
+
+    // A name and e-mail with a NUL, an e-mail that is no address: left out, and the person signs in.
+    const nul = uniqueHandle('nul');
+    const odd = await viaGoogle(nul, {
+      email: 'a\u0000b@example.net',
+      email_verified: true,
+      name: 'Ann\u0000',
+    });
+    expect(odd.response.status).toBe(303);
+    expect(await whoIsSignedIn(odd.jar)).toBeDefined();
+    const noAddress = uniqueHandle('noaddr');
+    const notEmail = await viaGoogle(noAddress, { email: 'not an address', email_verified: true });
+    expect(notEmail.response.status).toBe(303);
+    expect(
+      await sql(service, `select subject, email from identities where subject in ($1, $2) order by subject`, [
+        noAddress,
+        nul,
+      ]),
+    ).toEqual([
+      { subject: noAddress, email: null },
+      { subject: nul, email: null },
+    ]);
+
+    // GitHub: a login and name with control characters.
+    github.user = { id: nextGithubId++, login: 'oc\u0000to', name: 'Oc\u0001to', emails: [] };
+    const jar = new CookieJar();
+    expect((await jar.fetch(await startGithub(jar))).status).toBe(303);
+    expect(await whoIsSignedIn(jar)).toBeDefined();
   });
 });
