@@ -78,7 +78,7 @@ export async function signInWithProfile(
     return { userId: options.linkTo, created: false };
   }
 
-  const required = await requiredElsewhere(em, profile);
+  const required = await requiredElsewhere(em, profile, existing ?? undefined);
   if (required)
     return {
       refused: `People at ${required} sign in through their organization's provider: use “Sign in with your organization”.`,
@@ -179,25 +179,47 @@ async function enroll(em: EntityManager, profile: Profile, userId: string): Prom
 }
 
 /**
- * The verified domain of the profile's e-mail, when an organization requires its own provider there and
- * this profile comes from another provider.
+ * The verified domain that makes this sign-in go through an organization's own provider, when it comes
+ * from another provider: the profile's e-mail is at a domain whose organization requires its provider; or,
+ * for someone who already has a user here (`existing`, this provider's identity of theirs), another of
+ * their identities verified an e-mail at such a domain and they are a member of that organization (so a
+ * personal provider they linked is no way around it; once they are no longer a member, it is theirs again).
  */
-async function requiredElsewhere(em: EntityManager, profile: Profile): Promise<string | undefined> {
+async function requiredElsewhere(
+  em: EntityManager,
+  profile: Profile,
+  existing?: { id: string; user: { id: string } },
+): Promise<string | undefined> {
   const email = profile.verifiedEmail ?? profile.unverifiedEmail;
-  if (!email) return undefined;
-  const domain = await em.findOne(
-    OrganizationDomain,
-    { domain: domainOf(email), verifiedAt: { $ne: null } },
-    { populate: ['organization'] },
-  );
-  if (!domain) return undefined;
-  const provider = await em.findOne(OrganizationSignInProvider, {
-    organization: domain.organization.id,
-    required: true,
-    enabled: true,
+  const own = email ? domainOf(email) : undefined;
+  const others = existing
+    ? await em.find(Identity, {
+        user: existing.user.id,
+        id: { $ne: existing.id },
+        emailVerified: true,
+        email: { $ne: null },
+      })
+    : [];
+  const domains = new Set([...(own ? [own] : []), ...others.map((i) => domainOf(i.email!))]);
+  if (domains.size === 0) return undefined;
+  const rows = await em.find(OrganizationDomain, {
+    domain: { $in: [...domains] },
+    verifiedAt: { $ne: null },
   });
-  if (!provider || profile.provider === orgProviderKey(domain.organization.id)) return undefined;
-  return domain.domain;
+  for (const row of rows) {
+    const organizationId = row.organization.id;
+    if (profile.provider === orgProviderKey(organizationId)) continue;
+    const provider = await em.findOne(OrganizationSignInProvider, {
+      organization: organizationId,
+      required: true,
+      enabled: true,
+    });
+    if (!provider) continue;
+    if (row.domain === own) return row.domain;
+    if (await em.findOne(Membership, { organization: organizationId, user: existing!.user.id }))
+      return row.domain;
+  }
+  return undefined;
 }
 
 /** Removes one of the user's identities, never the last one (their rows locked, so two removals cannot race). */

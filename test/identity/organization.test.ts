@@ -1,7 +1,8 @@
 // An organization's own sign-in: an admin claims a domain and verifies it against a DNS server this test
 // runs; configures the organization's provider (a third oidc-provider instance); people at that domain who
 // sign in through it land as members, unless their e-mail is unverified or at a domain not verified. What
-// that provider says about an e-mail at a domain the organization did not verify is not trusted.
+// that provider says about an e-mail at a domain the organization did not verify is not trusted. With the
+// provider required, neither GitHub with an e-mail at the domain nor a personal GitHub a member linked gets in.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
@@ -190,6 +191,47 @@ describe('organization domains, provider and enrollment', () => {
     idp.accounts.set(carol, { email: `${carol}@${domain}`, email_verified: true });
     expect((await orgSignIn(`${carol}@${domain}`, carol)).status).toBe(303);
     expect(await membership(carol)).toEqual(['member']);
+  });
+
+  it('with the provider required, a member at the domain cannot get in through a personal provider they linked', async () => {
+    // Dan signs in through the organization's provider (enrolled), then links a GitHub account whose
+    // e-mail is a personal one.
+    const dan = `dan-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(dan, { email: `${dan}@${domain}`, email_verified: true });
+    const { jar } = await orgSignIn(`${dan}@${domain}`, dan);
+    expect(await membership(dan)).toEqual(['member']);
+    const personal = {
+      id: 777002,
+      login: dan,
+      emails: [{ email: `${dan}@home.example`, primary: true, verified: true }],
+    };
+    github.user = personal;
+    const start = await jar.fetch(`${service.url}/signin/github?link=1&next=/settings/identities`);
+    const atGithub = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+    expect((await jar.fetch(atGithub.headers.get('location')!)).status).toBe(303);
+    expect(
+      await sql(service, `select 1 from identities where provider = 'github' and subject = '777002'`),
+    ).toHaveLength(1);
+
+    // In another browser, that GitHub account is not a way around the organization's provider.
+    const elsewhere = new CookieJar();
+    const again = await elsewhere.fetch(`${service.url}/signin/github`);
+    const back = await fetch(again.headers.get('location')!, { redirect: 'manual' });
+    const refused = await elsewhere.fetch(back.headers.get('location')!);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('Sign in with your organization');
+    expect(elsewhere.cookies.has('l10n_session')).toBe(false);
+
+    // Once no longer a member, the personal account signs in again.
+    await sql(
+      service,
+      `delete from memberships where user_id = (select user_id from identities where subject = $1)`,
+      [dan],
+    );
+    const later = new CookieJar();
+    const third = await later.fetch(`${service.url}/signin/github`);
+    const returned = await fetch(third.headers.get('location')!, { redirect: 'manual' });
+    expect((await later.fetch(returned.headers.get('location')!)).status).toBe(303);
   });
 });
 
