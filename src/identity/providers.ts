@@ -256,8 +256,9 @@ function githubLeg(settings: NonNullable<Config['providers']['github']>, product
         new Headers({ accept: 'application/vnd.github+json', 'user-agent': 'localization-service' }),
       )
       .catch(() => undefined);
-    if (!response?.ok) throw new SignInError('GitHub did not tell who signed in.');
-    return response.json();
+    const body = response?.ok ? await response.json().catch(() => undefined) : undefined;
+    if (!body || typeof body !== 'object') throw new SignInError('GitHub did not tell who signed in.');
+    return body;
   };
   return {
     async authorizationUrl(checks, redirectUri) {

@@ -288,4 +288,17 @@ describe('takeover attempts', () => {
     expect((await jar.fetch(await startGithub(jar))).status).toBe(303);
     expect(await whoIsSignedIn(jar)).toBeDefined();
   });
+
+  it('GitHub answering its API with something that is not a user shows a page with a way back, never a 500', async () => {
+    // A proxy's page, or JSON that is not a user.
+    for (const answer of ['<html>Unicorn!</html>', 'null', '[]']) {
+      githubUser(`${uniqueHandle('gj')}@example.org`, true);
+      github.userAnswer = answer;
+      const broken = new CookieJar();
+      const response = await broken.fetch(await startGithub(broken));
+      expect(response.status, answer).toBe(400);
+      expect(await response.text()).toContain('GitHub did not tell who signed in.');
+    }
+    github.userAnswer = undefined;
+  });
 });

@@ -151,6 +151,8 @@ export interface GithubStandIn {
   clientSecret: string;
   /** Who "signs in" at the next authorization. */
   user: GithubUser;
+  /** When set, GET /user answers 200 with this body instead of the user (a proxy's page, a broken answer). */
+  userAnswer?: string;
   close(): Promise<void>;
 }
 
@@ -210,6 +212,7 @@ async function startGithubStandIn(): Promise<GithubStandIn> {
   app.get('/user', (req, res) => {
     const user = who(req);
     if (!user) return void res.status(401).json({ message: 'Bad credentials' });
+    if (standIn.userAnswer !== undefined) return void res.type('json').send(standIn.userAnswer);
     res.json({ id: user.id, login: user.login, name: user.name ?? null });
   });
   app.get('/user/emails', (req, res) => {
