@@ -6,7 +6,7 @@ import { useService, useUsers } from '../support/suite.ts';
 // and a search that pages through every entry of a version.
 
 const service = useService();
-const { ada } = useUsers(service, 'ada');
+const { ada, bob } = useUsers(service, 'ada', 'bob');
 
 const SIZE = 5000;
 const termOf = (i: number) => `term-${String(i).padStart(4, '0')}`;
@@ -196,6 +196,32 @@ describe('glossary search', () => {
     );
     // LIKE wildcards in the prefix are literal.
     expect(await searchAll({ termPrefix: 'term_%' })).toEqual([]);
+  });
+
+  it('finds a term by a prefix in any case, beyond ASCII, the exact term included', async () => {
+    // Lowered by PostgreSQL on both sides: JavaScript lowers a final capital sigma to ς and İ to i̇ where
+    // PostgreSQL gives σ and i (and, under the "C" locale, leaves Ü as it is), so a prefix lowered in Node
+    // missed the very term it was copied from.
+    const terms = ['ΟΔΟΣ', 'İstanbul', 'Über', 'Ǆemal'];
+    const saved = await sdk.saveGlossary({
+      client: bob.client,
+      path: { account: 'bob' },
+      body: { entries: terms.map((term) => ({ term })) },
+    });
+    expect(saved.response.status).toBe(201);
+    const search = async (termPrefix: string) => {
+      const page = await sdk.searchGlossaryEntries({
+        client: bob.client,
+        path: { account: 'bob' },
+        query: { termPrefix },
+      });
+      expect(page.response.status).toBe(200);
+      return page.data!.items.map((entry) => entry.term);
+    };
+    for (const term of terms) expect(await search(term), term).toEqual([term]);
+    // Which letters beyond ASCII fold depends on the database's locale (none under "C"); these hold in any.
+    expect(await search('İSTANBUL')).toEqual(['İstanbul']);
+    expect(await search('Üb')).toEqual(['Über']);
   });
 
   it('keeps paging through the version the first page read, and refuses a forged cursor', async () => {

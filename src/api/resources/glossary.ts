@@ -349,13 +349,11 @@ export const glossaryHandlers = {
     const where = ['glossary_version_id = ?', 'position > ?'];
     const params: unknown[] = [row.id, cursor?.after ?? -1];
     if (isGiven(op.query.termPrefix)) {
-      // A prefix match on lower(term); LIKE's own wildcards in the prefix are matched literally.
-      where.push(`lower(term) like ? escape '\\'`);
-      params.push(
-        `${String(op.query.termPrefix)
-          .toLowerCase()
-          .replace(/[\\%_]/g, '\\$&')}%`,
-      );
+      // A prefix match on lower(term); LIKE's own wildcards in the prefix are matched literally. PostgreSQL
+      // lowers the prefix too: JavaScript's toLowerCase differs from lower() (a final Σ becomes ς, İ
+      // becomes i̇), and a prefix lowered one way misses a term lowered the other, even the term itself.
+      where.push(`lower(term) like lower(?) escape '\\'`);
+      params.push(`${String(op.query.termPrefix).replace(/[\\%_]/g, '\\$&')}%`);
     }
     if (isGiven(op.query.locale)) {
       where.push('(translations ->> ?) is not null');
