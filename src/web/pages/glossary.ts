@@ -106,7 +106,8 @@ const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ??
 
 /**
  * The entries as CSV: the fixed columns, then one column per locale in use, sorted. A cell a spreadsheet
- * would evaluate gets a leading ' (csv-formulas.ts), which fromCsv takes off again.
+ * would evaluate gets a leading ' (csv-formulas.ts), which fromCsv takes off again; a cell that starts or
+ * ends with whitespace is quoted, since fromCsv trims unquoted cells but keeps what quotes hold.
  */
 function toCsv(entries: Entry[]): string {
   const locales = [...new Set(entries.flatMap((e) => Object.keys(e.translations)))].sort();
@@ -121,7 +122,7 @@ function toCsv(entries: Entry[]): string {
         ...locales.map((l) => e.translations[l] ?? ''),
       ].map(quoteFormula),
     ),
-    { header: true, columns: [...FIXED, ...locales] },
+    { header: true, columns: [...FIXED, ...locales], quoted_match: /^\s|\s$/ },
   );
 }
 

@@ -1,0 +1,72 @@
+// The glossary's CSV export and import over plain HTTP (a cookie jar, no browser): whatever a glossary
+// holds, its export imports back as the same glossary. pages.test.ts walks the same pages in chromium.
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { CookieJar, csrfOf, devSignIn, uniqueHandle } from '../oauth/helpers.ts';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
+
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
+
+async function signedIn(handle: string): Promise<CookieJar> {
+  const jar = new CookieJar();
+  await devSignIn(service, jar, handle, '/dashboard');
+  return jar;
+}
+
+async function importCsv(jar: CookieJar, account: string, csv: string): Promise<void> {
+  const page = await jar.fetch(`${service.url}/accounts/${account}/glossary`);
+  const html = await page.text();
+  const importForm = html.slice(html.indexOf('/glossary/import'));
+  const form = new FormData();
+  form.set('csrf', csrfOf(importForm));
+  form.set('etag', /name="etag" value="([^"]*)"/.exec(importForm)![1]!.replaceAll('&quot;', '"'));
+  form.set('file', new File([csv], 'terms.csv', { type: 'text/csv' }));
+  const imported = await jar.fetch(`${service.url}/accounts/${account}/glossary/import`, {
+    method: 'POST',
+    body: form,
+  });
+  expect(imported.status, await imported.clone().text()).toBe(303);
+}
+
+async function exportCsv(jar: CookieJar, account: string): Promise<string> {
+  const exported = await jar.fetch(`${service.url}/accounts/${account}/glossary.csv`);
+  expect(exported.status).toBe(200);
+  return exported.text();
+}
+
+describe('glossary CSV', () => {
+  it('exports cells with leading or trailing whitespace so that they import back as they were', async () => {
+    // The import trims unquoted cells (a hand-made CSV has spaces after its commas), and keeps what is
+    // inside quotes: so a definition indented with spaces, or a translation ending in one, must leave
+    // the export quoted, or a round trip through the CSV cuts it off.
+    const owner = uniqueHandle('csv');
+    const jar = await signedIn(owner);
+    await importCsv(
+      jar,
+      owner,
+      [
+        'term,definition,caseSensitive,doNotTranslate,forbidden,de,fr',
+        'indent,"  - a Markdown list item",false,false,false,"Einzug ","\u00a0retrait"',
+        'plain, unquoted is trimmed ,false,false,false,schlicht,',
+      ].join('\n'),
+    );
+    const csv = await exportCsv(jar, owner);
+    const flags = { caseSensitive: 'false', doNotTranslate: 'false', forbidden: 'false' };
+    expect(parse(csv, { columns: true })).toEqual([
+      {
+        term: 'indent',
+        definition: '  - a Markdown list item',
+        ...flags,
+        de: 'Einzug ',
+        fr: '\u00a0retrait',
+      },
+      { term: 'plain', definition: 'unquoted is trimmed', ...flags, de: 'schlicht', fr: '' },
+    ]);
+
+    const reader = uniqueHandle('csv');
+    const readerJar = await signedIn(reader);
+    await importCsv(readerJar, reader, csv);
+    expect(await exportCsv(readerJar, reader)).toBe(csv);
+  });
+});
