@@ -604,8 +604,10 @@ export const getGlossary = <ThrowOnError extends boolean = false>(options: Optio
  * Saves the whole list of entries (at most 5000; the request body is limited to 8 MB, which a real 5000-entry glossary fits) as a new
  * glossary version (current + 1); earlier versions are never changed and stay readable with
  * getGlossary's `version`. Entries keep the order you send. Each term appears once (a repeated
- * term is a 400 pointing at its second occurrence); translation locales are BCP 47 tags, stored in
- * canonical form. To change one entry, read the glossary, edit the list and save it back.
+ * term is a 400 pointing at its second occurrence), however it is written in Unicode: `café` with
+ * a precomposed é and with e + U+0301 are one term (NFC), stored as you wrote it. Translation
+ * locales are BCP 47 tags, stored in canonical form. To change one entry, read the glossary, edit
+ * the list and save it back.
  *
  * `If-Match` is optional. Send the ETag you read (`"v3"`) and the save is refused with 412 if
  * someone saved another version since. Without it the save is added on top of whatever is

@@ -706,7 +706,7 @@ export type GlossarySave = {
 
 export type GlossaryUpsert = {
     /**
-     * The entries to add or replace, matched by term; each term at most once.
+     * The entries to add or replace, matched by term (in any Unicode normalization form); each term at most once.
      */
     entries: Array<GlossaryEntryInput>;
     /**
@@ -717,7 +717,7 @@ export type GlossaryUpsert = {
 
 export type GlossaryRemove = {
     /**
-     * The terms of the entries to remove, exactly as stored.
+     * The terms of the entries to remove, as stored or in another Unicode normalization form of it.
      */
     terms: Array<string>;
     /**

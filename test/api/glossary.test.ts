@@ -193,6 +193,54 @@ describe('glossary versions through the generated SDK', () => {
     expect(await history(ada, 'ada')).toEqual(before);
   });
 
+  it('takes a term in another Unicode form (NFC or NFD) as the same term when saving, editing and removing', async () => {
+    // "café" with a precomposed é and with e + U+0301 look the same and mean the same: a glossary listing
+    // both has two conflicting entries for one term, and an edit from a client that decomposes (macOS
+    // file names, some keyboards) would add a look-alike instead of changing the entry.
+    const composed = 'caf\u00e9';
+    const decomposed = 'cafe\u0301';
+    const account = { account: 'bob' };
+    const twice = await sdk.saveGlossary({
+      client: bob.client,
+      path: account,
+      body: { entries: [{ term: composed }, { term: 'tea' }, { term: decomposed }] },
+    });
+    expect(twice.response.status).toBe(400);
+    expect(pointers(twice.error)).toEqual(['/body/entries/2/term']);
+
+    const saved = await sdk.saveGlossary({
+      client: bob.client,
+      path: account,
+      body: { entries: [{ term: composed, definition: 'coffee house' }, { term: 'tea' }] },
+    });
+    expect(saved.response.status).toBe(201);
+
+    const edited = await sdk.upsertGlossaryEntries({
+      client: bob.client,
+      path: account,
+      headers: { 'If-Match': saved.data!.etag },
+      body: { entries: [{ term: decomposed, definition: 'a small restaurant' }] },
+    });
+    expect(edited.response.status).toBe(201);
+    expect(edited.data).toMatchObject({ added: [], updated: [decomposed], entryCount: 2 });
+    const afterEdit = await sdk.getGlossary({ client: bob.client, path: account });
+    expect(afterEdit.data!.entries.map((e) => [e.term, e.definition])).toEqual([
+      [decomposed, 'a small restaurant'],
+      ['tea', ''],
+    ]);
+
+    const removed = await sdk.removeGlossaryEntries({
+      client: bob.client,
+      path: account,
+      headers: { 'If-Match': edited.data!.etag },
+      body: { terms: [composed] },
+    });
+    expect(removed.response.status).toBe(201);
+    expect(removed.data).toMatchObject({ removed: [composed], entryCount: 1 });
+    const afterRemove = await sdk.getGlossary({ client: bob.client, path: account });
+    expect(afterRemove.data!.entries.map((e) => e.term)).toEqual(['tea']);
+  });
+
   it("hides another user's private glossary behind 404, for reads and writes", async () => {
     expect((await sdk.getGlossary({ client: bob.client, path: { account: 'ada' } })).response.status).toBe(
       404,

@@ -89,18 +89,25 @@ function serializeGlossary(
 /** The most entries a glossary version holds (the whole save's limit, kept by the edits too). */
 const MAX_ENTRIES = 5000;
 
-/** Entries in stored form; a term listed twice is reported at its second occurrence. */
+/**
+ * What makes two terms the same term: their NFC form. "café" with a precomposed é and with e + U+0301 are
+ * one word to a reader (and to the text a translation is checked against), so a glossary holds one of
+ * them, and an edit or a removal names an entry in either form. Terms are stored as written.
+ */
+const termKey = (term: string) => term.normalize('NFC');
+
+/** Entries in stored form; a term listed twice (in any Unicode form) is reported at its second occurrence. */
 function validEntries(entries: EntryInput[]): EntryFields[] {
   const firstIndex = new Map<string, number>();
   return entries.map((entry, i) => {
-    const earlier = firstIndex.get(entry.term);
+    const earlier = firstIndex.get(termKey(entry.term));
     if (earlier !== undefined) {
       throw problems.badRequest(
-        `The term "${entry.term}" is already entry ${earlier}; a glossary lists each term once.`,
+        `The term "${entry.term}" is already entry ${earlier}${entries[earlier]!.term === entry.term ? '' : ' (written in another Unicode form)'}; a glossary lists each term once.`,
         `/body/entries/${i}/term`,
       );
     }
-    firstIndex.set(entry.term, i);
+    firstIndex.set(termKey(entry.term), i);
     return {
       term: entry.term,
       definition: entry.definition ?? '',
@@ -299,11 +306,11 @@ export const glossaryHandlers = {
   async upsertGlossaryEntries(op) {
     const changes = validEntries(op.body.entries);
     const { version, entries } = await currentEntries(op);
-    const at = new Map(entries.map((entry, index) => [entry.term, index]));
+    const at = new Map(entries.map((entry, index) => [termKey(entry.term), index]));
     const added: string[] = [];
     const updated: string[] = [];
     for (const entry of changes) {
-      const index = at.get(entry.term);
+      const index = at.get(termKey(entry.term));
       if (index === undefined) {
         added.push(entry.term);
         entries.push(entry);
@@ -326,16 +333,16 @@ export const glossaryHandlers = {
   async removeGlossaryEntries(op) {
     const terms: string[] = op.body.terms;
     const { version, entries } = await currentEntries(op);
-    const present = new Set(entries.map((entry) => entry.term));
-    const missing = terms.findIndex((term) => !present.has(term));
+    const present = new Set(entries.map((entry) => termKey(entry.term)));
+    const missing = terms.findIndex((term) => !present.has(termKey(term)));
     if (missing >= 0) {
       throw problems.badRequest(
         `The term "${terms[missing]}" is not in the current glossary; nothing was removed.`,
         `/body/terms/${missing}`,
       );
     }
-    const removing = new Set(terms);
-    const kept = entries.filter((entry) => !removing.has(entry.term));
+    const removing = new Set(terms.map(termKey));
+    const kept = entries.filter((entry) => !removing.has(termKey(entry.term)));
     const row = await writeVersion(op, version, kept);
     op.audit('glossary.remove', 'glossary_version', row.id, { version, removed: terms });
     return editResponse(op, row, kept.length, { removed: terms });

@@ -388,12 +388,13 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       // Merged by term: a row replaces the entry with its term, other rows are added at the end.
       const entries = [...(loaded.glossary?.entries ?? [])];
-      const position = new Map(entries.map((e, i) => [e.term, i]));
+      // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
+      const position = new Map(entries.map((e, i) => [e.term.normalize('NFC'), i]));
       const lineOf = new Map<number, number>();
       rows.forEach((row, i) => {
-        const at = position.get(row.term) ?? entries.length;
+        const at = position.get(row.term.normalize('NFC')) ?? entries.length;
         entries[at] = row;
-        position.set(row.term, at);
+        position.set(row.term.normalize('NFC'), at);
         lineOf.set(at, i + 2); // line 1 is the header
       });
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
