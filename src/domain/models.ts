@@ -38,7 +38,9 @@ export function sealModelApiKey(
   apiKey: string | null,
 ): Pick<IAccountModel, 'apiKeyEncrypted' | 'apiKeyLast4'> {
   if (apiKey === null) return { apiKeyEncrypted: null, apiKeyLast4: null };
-  return { apiKeyEncrypted: cipher.encrypt(apiKey, modelId), apiKeyLast4: apiKey.slice(-4) };
+  // Four characters (code points), as the column's length check counts them: four UTF-16 units could
+  // begin with half of a surrogate pair, which PostgreSQL would store as U+FFFD.
+  return { apiKeyEncrypted: cipher.encrypt(apiKey, modelId), apiKeyLast4: [...apiKey].slice(-4).join('') };
 }
 
 /**

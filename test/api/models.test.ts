@@ -101,6 +101,24 @@ describe('account models through the generated SDK', () => {
     expect(await storedKey(created.data!.id)).toEqual({ api_key_encrypted: null, api_key_last4: null });
   });
 
+  it('shows the last four characters of a key, not half of a character beyond the BMP', async () => {
+    // The key's last four UTF-16 code units were a lone surrogate and three letters: the answer held
+    // invalid Unicode, and PostgreSQL stored U+FFFD in its place, so later reads showed something else.
+    const created = await sdk.createModel({
+      client: bob.client,
+      path: { account: 'bob' },
+      body: { handle: 'emoji-key', model: 'openai:gpt-4o', apiKey: 'sk-key-\u{1F511}abc' },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data!.apiKeyLast4).toBe('\u{1F511}abc');
+    const read = await sdk.getModel({
+      client: bob.client,
+      path: { account: 'bob', modelHandle: 'emoji-key' },
+    });
+    expect(read.data).toEqual(created.data);
+    expect((await storedKey(created.data!.id)).api_key_last4).toBe('\u{1F511}abc');
+  });
+
   it('keeps one default model per account', async () => {
     const create = (handle: string, isDefault: boolean) =>
       sdk.createModel({
