@@ -6,6 +6,7 @@ import {
   type IGlossarySettings,
   type IGlossaryVersion,
 } from '../../db/entities/index.ts';
+import { termKey } from '../../domain/glossary-terms.ts';
 import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -88,13 +89,6 @@ function serializeGlossary(
 
 /** The most entries a glossary version holds (the whole save's limit, kept by the edits too). */
 const MAX_ENTRIES = 5000;
-
-/**
- * What makes two terms the same term: their NFC form. "café" with a precomposed é and with e + U+0301 are
- * one word to a reader (and to the text a translation is checked against), so a glossary holds one of
- * them, and an edit or a removal names an entry in either form. Terms are stored as written.
- */
-const termKey = (term: string) => term.normalize('NFC');
 
 /** Entries in stored form; a term listed twice (in any Unicode form) is reported at its second occurrence. */
 function validEntries(entries: EntryInput[]): EntryFields[] {

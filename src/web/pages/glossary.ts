@@ -5,6 +5,7 @@
 import type { RequestHandler, Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
+import { termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
 import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
@@ -389,12 +390,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       // Merged by term: a row replaces the entry with its term, other rows are added at the end.
       const entries = [...(loaded.glossary?.entries ?? [])];
       // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
-      const position = new Map(entries.map((e, i) => [e.term.normalize('NFC'), i]));
+      const position = new Map(entries.map((e, i) => [termKey(e.term), i]));
       const lineOf = new Map<number, number>();
       rows.forEach((row, i) => {
-        const at = position.get(row.term.normalize('NFC')) ?? entries.length;
+        const at = position.get(termKey(row.term)) ?? entries.length;
         entries[at] = row;
-        position.set(row.term.normalize('NFC'), at);
+        position.set(termKey(row.term), at);
         lineOf.set(at, i + 2); // line 1 is the header
       });
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
