@@ -51,6 +51,9 @@ export async function startEmbeddedPostgres(
     // Planner costs for an SSD: with the spinning-disk default (random_page_cost 4) PostgreSQL prefers to
     // read a whole table over following an index, and a first page inside a big organization gets slow.
     postgresFlags: ['-c', 'random_page_cost=1.1', '-c', 'effective_io_concurrency=200'],
+    // UTF-8 with PostgreSQL's own Unicode case rules, whatever locale the environment has (often none in a
+    // container, where initdb would make SQL_ASCII): the same cluster on every machine (refuseUnfitDatabase).
+    initdbFlags: ['--encoding=UTF8', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
     onLog: (message) => logger?.debug({ postgres: true }, String(message).trim()),
     onError: (message) => logger?.warn({ postgres: true }, String(message).trim()),
   });

@@ -52,7 +52,7 @@ export async function connectDatabase(databaseUrl: string, logger?: Logger): Pro
     // Handlers always fork the EntityManager per operation; the global one must never hold state.
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
-    // Never create the database named in the URL (refuseMissingDatabase below says why).
+    // Never create the database named in the URL (refuseUnfitDatabase below says why).
     ensureDatabase: false,
     // pg's own bounds (DATABASE_TIMEOUTS), passed to the pool and to every connection it makes.
     driverOptions: { Client: CallbackFirstClient, ...DATABASE_TIMEOUTS },
@@ -60,25 +60,39 @@ export async function connectDatabase(databaseUrl: string, logger?: Logger): Pro
     logger: (message) => logger?.debug({ orm: true }, message),
   });
   releaseDeadConnections(await orm.em.getConnection().getNativeClient());
-  await refuseMissingDatabase(orm, databaseUrl);
+  await refuseUnfitDatabase(orm, databaseUrl);
   return orm;
 }
 
 /**
- * MikroORM (at connect, and its migrator again) creates the database it is pointed at when it does not
- * exist, so a mistyped name in DATABASE_URL started a healthy-looking instance on a new, empty database
- * (every token unknown). The database is the operator's to create; naming one that is not there stops the
- * start instead.
+ * What the service needs of the database before it touches it:
+ * - that it exists. MikroORM (at connect, and its migrator again) creates the database it is pointed at
+ *   when it does not, so a mistyped name in DATABASE_URL started a healthy-looking instance on a new, empty
+ *   database (every token unknown). The database is the operator's to create.
+ * - that it stores text as UTF-8. A SQL_ASCII database (what initdb makes where no locale is set, a bare
+ *   container say) counts bytes where the API counts characters, so the length checks of the schema refuse a
+ *   100-character project name in Japanese that the API accepted, and lower() leaves non-ASCII letters alone.
  */
-async function refuseMissingDatabase(orm: Orm, databaseUrl: string): Promise<void> {
+async function refuseUnfitDatabase(orm: Orm, databaseUrl: string): Promise<void> {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  let encoding: string | undefined;
   try {
-    await orm.em.getConnection().execute('select 1');
+    const [row] = await orm.em
+      .getConnection()
+      .execute<{ encoding: string }[]>(`select current_setting('server_encoding') as encoding`);
+    encoding = row?.encoding;
   } catch (error) {
     await orm.close(true);
     if ((error as { code?: unknown }).code !== '3D000') throw error;
-    const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
     throw new Error(
       `the database "${name}" named in DATABASE_URL does not exist on that server; create it first (createdb ${name})`,
+    );
+  }
+  if (encoding !== 'UTF8') {
+    await orm.close(true);
+    throw new Error(
+      `the database "${name}" stores text as ${encoding}, and the service needs UTF8; create it so ` +
+        `(createdb --encoding=UTF8 --template=template0 ${name}) and move the data over with pg_dump and pg_restore`,
     );
   }
 }

@@ -137,6 +137,26 @@ describe('migrations from several instances at once', () => {
     }
   });
 
+  it('refuses a database that does not store text as UTF-8, naming the encoding', async () => {
+    const database = await createTestDatabase();
+    const ascii = new URL(database.url);
+    ascii.pathname = `/${ascii.pathname.slice(1)}_ascii`;
+    const name = ascii.pathname.slice(1);
+    const admin = await connectDatabase(database.url);
+    try {
+      await admin.em
+        .getConnection()
+        .execute(`create database ${name} encoding 'SQL_ASCII' template template0 lc_collate 'C' lc_ctype 'C'`);
+      await expect(openDatabase(ascii.href)).rejects.toThrow(
+        new RegExp(`database "${name}" stores text as SQL_ASCII, and the service needs UTF8`),
+      );
+    } finally {
+      await admin.em.getConnection().execute(`drop database if exists ${name} with (force)`);
+      await admin.close(true);
+      await database.drop();
+    }
+  });
+
   it('with migrating at start turned off, refuses a schema that is behind and names what is pending', async () => {
     const database = await createTestDatabase();
     try {
