@@ -458,8 +458,9 @@ export const listInvitations = <ThrowOnError extends boolean = false>(options: O
  * invitation is valid for 7 days and carries a single-use secret, `acceptToken`, returned in this response
  * only (the service stores just its SHA-256 hash). The service sends no e-mail yet: pass the invitee the
  * link `{BASE_URL}/invitations/answer?token=<acceptToken>` (they sign in, see the organization and the
- * role, and accept or decline), or the token for `acceptInvitation`. Inviting the e-mail of an existing member, or
- * one that already has a pending invitation, answers 409; revoke the pending one to send a new one.
+ * role, and accept or decline), or the token for `acceptInvitation`. Inviting the e-mail of an existing member (one
+ * a sign-in method of theirs verified; the e-mail typed in a profile does not count), or one that already has
+ * a pending invitation, answers 409; revoke the pending one to send a new one.
  *
  */
 export const createInvitation = <ThrowOnError extends boolean = false>(options: Options<CreateInvitationData, ThrowOnError>) => (options.client ?? client).post<CreateInvitationResponses, CreateInvitationErrors, ThrowOnError>({

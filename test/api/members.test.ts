@@ -291,6 +291,32 @@ describe('members and invitations through the generated SDK', () => {
     expect(all.rows.map((r) => r.id)).toEqual([first.id]);
   });
 
+  it('tells an existing member by a verified e-mail of theirs, not by the e-mail typed in a profile', async () => {
+    await createOrg('typed');
+    const invitation = await invite('typed', 'bob@example.com');
+    await sdk.acceptInvitation({ client: bob.client, body: { token: invitation.acceptToken } });
+    // Bob types someone else's address into his profile: it neither shields him nor blocks them.
+    const typed = await sdk.updateCurrentUser({ client: bob.client, body: { email: 'newhire@example.com' } });
+    expect(typed.response.status).toBe(200);
+    try {
+      const newcomer = await sdk.createInvitation({
+        client: ada.client,
+        path: { org: 'typed' },
+        body: { email: 'newhire@example.com' },
+      });
+      expect(newcomer.response.status).toBe(201);
+      const member = await sdk.createInvitation({
+        client: ada.client,
+        path: { org: 'typed' },
+        body: { email: 'Bob@Example.com' },
+      });
+      expect(member.response.status).toBe(409);
+      expect(member.error?.detail).toMatch(/already a member/);
+    } finally {
+      await sdk.updateCurrentUser({ client: bob.client, body: { email: 'bob@example.com' } });
+    }
+  });
+
   it('revokes idempotently; a revoked invitation cannot be accepted (410)', async () => {
     await createOrg('revoker');
     const invitation = await invite('revoker', 'late@example.com');

@@ -151,9 +151,11 @@ export const invitationHandlers = {
     const handle = organization.account.handle;
     const email = (op.body.email as string).toLowerCase();
     const role: OrgRole = op.body.role ?? 'member';
+    // A member is the invited person when one of their sign-in methods verified the e-mail, the same test
+    // acceptInvitation applies; the profile's e-mail proves nothing (anyone can type one, another's too).
     const members = await op.sql<unknown[]>(
-      `select 1 from memberships m join users u on u.id = m.user_id
-        where m.organization_id = ? and lower(u.email) = ?`,
+      `select 1 from memberships m join identities i on i.user_id = m.user_id
+        where m.organization_id = ? and i.email_verified and lower(i.email) = ?`,
       [organization.id, email],
     );
     if (members.length > 0) throw problems.conflict(`${email} is already a member of "${handle}".`);
