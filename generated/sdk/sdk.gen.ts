@@ -411,7 +411,8 @@ export const listMembers = <ThrowOnError extends boolean = false>(options: Optio
  * Remove a member
  *
  * Removes a member from an organization (admins only; an admin may remove themselves). The member's
- * account tokens for the organization are revoked. The last admin cannot be removed: that answers 409
+ * account tokens for the organization are revoked, and so are the pending invitations they sent as an
+ * admin (as when an admin leaves or is demoted). The last admin cannot be removed: that answers 409
  * and changes nothing.
  *
  */

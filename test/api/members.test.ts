@@ -317,6 +317,58 @@ describe('members and invitations through the generated SDK', () => {
     }
   });
 
+  it("revokes an admin's pending invitations when they stop being an admin, removed or demoted", async () => {
+    await createOrg('lapsing');
+    const promoted = await invite('lapsing', 'grace@example.com', 'admin');
+    await sdk.acceptInvitation({ client: grace.client, body: { token: promoted.acceptToken } });
+    const sendAs = async (email: string) => {
+      const sent = await sdk.createInvitation({
+        client: grace.client,
+        path: { org: 'lapsing' },
+        body: { email, role: 'admin' },
+      });
+      expect(sent.response.status).toBe(201);
+      return sent.data!;
+    };
+    // Grace, demoted: what she sent as an admin no longer lets anyone in.
+    const beforeDemotion = await sendAs('bob@example.com');
+    const demoted = await sdk.updateMember({
+      client: ada.client,
+      path: { org: 'lapsing', user: 'grace' },
+      body: { role: 'member' },
+    });
+    expect(demoted.response.status).toBe(200);
+    expect(await invitationStatus(beforeDemotion.id)).toBe('revoked');
+    const refused = await sdk.acceptInvitation({
+      client: bob.client,
+      body: { token: beforeDemotion.acceptToken },
+    });
+    expect(refused.response.status).toBe(410);
+    expect(await members('lapsing')).toEqual([
+      ['ada', 'admin'],
+      ['grace', 'member'],
+    ]);
+
+    // Admin again, then removed: the same.
+    await sdk.updateMember({
+      client: ada.client,
+      path: { org: 'lapsing', user: 'grace' },
+      body: { role: 'admin' },
+    });
+    const beforeRemoval = await sendAs('bob@example.com');
+    const ownInvitation = await invite('lapsing', 'someone@example.com');
+    const removed = await sdk.removeMember({ client: ada.client, path: { org: 'lapsing', user: 'grace' } });
+    expect(removed.response.status).toBe(204);
+    expect(await invitationStatus(beforeRemoval.id)).toBe('revoked');
+    expect(await invitationStatus(ownInvitation.id)).toBe('pending'); // Ada's own stay
+    const again = await sdk.acceptInvitation({
+      client: bob.client,
+      body: { token: beforeRemoval.acceptToken },
+    });
+    expect(again.response.status).toBe(410);
+    expect(await members('lapsing')).toEqual([['ada', 'admin']]);
+  });
+
   it('revokes idempotently; a revoked invitation cannot be accepted (410)', async () => {
     await createOrg('revoker');
     const invitation = await invite('revoker', 'late@example.com');

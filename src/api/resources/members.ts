@@ -2,6 +2,7 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { isoTimestamp } from '../../db/columns.ts';
 import {
   AccountToken,
+  Invitation,
   type IOrganization,
   Membership,
   Organization,
@@ -78,8 +79,26 @@ async function assertAnotherAdmin(op: OperationContext, organization: IOrganizat
 }
 
 /**
+ * An invitation carries its sender's authority: once they are no longer an admin of the organization
+ * (removed, left or demoted), their pending invitations are revoked, or a removed admin could have sent one
+ * to an address of their own beforehand and walk back in. Other admins invite anew. Returns how many.
+ */
+function revokeInvitationsSentBy(op: OperationContext, organization: IOrganization, row: MemberRow) {
+  return op.em.nativeUpdate(
+    Invitation,
+    {
+      organization: organization.id,
+      invitedBy: row.user_id,
+      status: 'pending',
+      expiresAt: { $gt: new Date() },
+    },
+    { status: 'revoked', updatedAt: new Date() },
+  );
+}
+
+/**
  * Ends a membership, whether an admin removes it or the member leaves: never the last admin, and the
- * member's tokens for the organization are revoked with it.
+ * member's tokens for the organization and pending invitations are revoked with it.
  */
 async function endMembership(
   op: OperationContext,
@@ -100,11 +119,12 @@ async function endMembership(
     { account: organization.account.id, createdBy: row.user_id, revokedAt: null },
     { revokedAt: new Date() },
   );
+  const invitations = row.role === 'admin' ? await revokeInvitationsSentBy(op, organization, row) : 0;
   op.audit(
     auditAction,
     'membership',
     row.id,
-    { user: row.handle, role: row.role, revokedTokens: tokens },
+    { user: row.handle, role: row.role, revokedTokens: tokens, revokedInvitations: invitations },
     organization.account,
   );
   await op.em.flush();
@@ -127,7 +147,13 @@ export const memberHandlers = {
     if (row.role !== role) {
       if (row.role === 'admin') await assertAnotherAdmin(op, organization, 'demote');
       await op.em.nativeUpdate(Membership, { id: row.id }, { role, updatedAt: new Date() });
-      op.audit('member.update', 'membership', row.id, { user: row.handle, from: row.role, to: role });
+      const invitations = row.role === 'admin' ? await revokeInvitationsSentBy(op, organization, row) : 0;
+      op.audit('member.update', 'membership', row.id, {
+        user: row.handle,
+        from: row.role,
+        to: role,
+        ...(invitations > 0 ? { revokedInvitations: invitations } : {}),
+      });
       await op.em.flush();
     }
     return { status: 200, body: serializeMember({ ...row, role }) };
