@@ -89,6 +89,12 @@ export function readAheadAccount(koa: KoaContextWithOIDC, accountId: string): bo
   return exists;
 }
 
+/** Whether this request is the revocation endpoint revoking an access token (not a refresh token). */
+function revokingAnAccessToken(): boolean {
+  const koa = Provider.ctx;
+  return koa?.oidc?.route === 'revocation' && koa.oidc.entities.AccessToken !== undefined;
+}
+
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /**
@@ -287,6 +293,10 @@ class PgAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
+    // oidc-provider's revocation endpoint, handed an access token, destroys it and then has every token
+    // model revoke the rest of its grant too. Revoking an access token ends that token alone here
+    // (docs/oauth.md): the refresh token, the consent and the account tokens the app created stay.
+    if (revokingAnAccessToken()) return;
     // One statement: the grant and every code and token issued under it disappear together, and the
     // account tokens the app created are marked revoked (the account-token verifier also refuses any whose
     // grant is gone, so this only makes their status say so).

@@ -119,6 +119,44 @@ describe('account tokens created by an OAuth app', () => {
     expect(await projectsStatus(child.token, handle)).toBe(401);
   });
 
+  it('outlive the revocation of one access token of the app, as its refresh token and grant do', async () => {
+    const handle = uniqueHandle('apv');
+    const app = await connectApp(handle, new CookieJar(), true);
+    const child = await mint(app.access_token, handle, 'made before a revocation');
+    const refresh = (refreshToken: string) =>
+      tokenRequest(service, {
+        grant_type: 'refresh_token',
+        client_id: app.clientId,
+        refresh_token: refreshToken,
+      });
+    const second = (await (await refresh(app.refresh_token)).json()) as {
+      access_token: string;
+      refresh_token: string;
+    };
+
+    // The app revokes the access token it no longer needs (RFC 7009): that token, and nothing else, ends.
+    const revoked = await fetch(`${service.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: app.clientId,
+        token: app.access_token,
+        token_type_hint: 'access_token',
+      }),
+    });
+    expect(revoked.status).toBe(200);
+    expect(await projectsStatus(app.access_token, handle)).toBe(401);
+    expect(await projectsStatus(second.access_token, handle)).toBe(200);
+    expect(await projectsStatus(child.token, handle)).toBe(200);
+    expect((await refresh(second.refresh_token)).status).toBe(200);
+    const grants = await sql(
+      service,
+      `select 1 from oidc_models where model = 'Grant' and payload->>'clientId' = $1`,
+      [app.clientId],
+    );
+    expect(grants).toHaveLength(1);
+  });
+
   it('stop working when the grant is gone even if nothing marked them revoked', async () => {
     const handle = uniqueHandle('apg');
     const app = await connectApp(handle, new CookieJar(), true);
