@@ -1004,7 +1004,7 @@ export type DisconnectAppData = {
     body?: never;
     path: {
         /**
-         * The OAuth client identifier.
+         * The OAuth client identifier (for an app identified by a client ID metadata document, its URL).
          */
         clientId: string;
     };

@@ -49,6 +49,8 @@ const TTL = {
  * the hour.
  */
 const CIMD = {
+  /** The longest client_id URL accepted: the longest that disconnectApp takes (openapi.yaml). */
+  maxClientIdLength: 2048,
   timeoutMs: 2000,
   maxBytes: 5 * 1024,
   cacheSeconds: { min: 60, max: 3600 },
@@ -114,6 +116,8 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
         enabled: true,
         ack: 'draft-02',
         cacheDuration: CIMD.cacheSeconds,
+        // An app the person cannot disconnect (Connected apps) must not connect in the first place.
+        allowFetch: (_ctx, clientId) => clientId.length <= CIMD.maxClientIdLength,
       },
       revocation: {
         enabled: true,

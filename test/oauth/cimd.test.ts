@@ -23,6 +23,7 @@ import { InMemoryOAuthProvider, launchChromium, MODERN_REVISION, recordingFetch 
 import { hasChromium } from '../support/environment.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { useLoopbackCallback } from '../support/suite.ts';
+import { authorizationRequest, CookieJar, csrfOf, postForm, runAuthorization, sql } from './helpers.ts';
 
 let service: TestService;
 let documents: Server;
@@ -251,6 +252,44 @@ describe('client ID metadata documents at the authorization server', () => {
     const wrongRedirect = await authorize('/agents/other-redirect.json');
     expect(wrongRedirect.status).toBe(400);
     expect(wrongRedirect.body).toMatch(/redirect_uri/);
+  });
+
+  it('lets the person disconnect an app with a long document URL, and refuses a URL too long to disconnect', async () => {
+    // Longer than the 200 characters of other identifiers, within the 2048 a client_id URL may have.
+    const longPath = `/agents/${'long-'.repeat(50)}agent.json`;
+    served.set(longPath, documentFor(longPath, { client_name: 'Long Agent' }));
+    const clientId = `${docsOrigin}${longPath}`;
+    expect(clientId.length).toBeGreaterThan(200);
+    const jar = new CookieJar();
+    const { url } = await authorizationRequest(service, { client_id: clientId }, loopback.uri, {
+      scope: 'project:read',
+    });
+    const { callback } = await runAuthorization(service, jar, url, loopback.uri, {
+      handle: 'longapp',
+      create: true,
+    });
+    expect(callback.searchParams.get('code')).toBeTruthy();
+
+    const revoke = `/settings/apps/${encodeURIComponent(clientId)}/revoke`;
+    const page = await (await jar.fetch(`${service.url}/settings/apps`)).text();
+    expect(page).toContain(revoke);
+    const disconnected = await postForm(jar, `${service.url}${revoke}`, {
+      csrf: csrfOf(page.slice(page.indexOf(revoke))),
+    });
+    expect(disconnected.status).toBe(303);
+    const grants = await sql(
+      service,
+      `select 1 from oidc_models where model = 'Grant' and payload->>'clientId' = $1`,
+      [clientId],
+    );
+    expect(grants).toEqual([]);
+
+    // A client_id URL longer than that is refused before its document is fetched.
+    const tooLongPath = `/agents/${'x'.repeat(2048)}.json`;
+    served.set(tooLongPath, documentFor(tooLongPath));
+    const refused = await authorize(tooLongPath);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatch(/invalid_client/);
   });
 });
 
