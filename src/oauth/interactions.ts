@@ -58,10 +58,14 @@ export function interactionRoutes(
     return interaction;
   }
 
-  async function clientName(interaction: Interaction): Promise<string> {
+  async function clientOf(interaction: Interaction) {
     const clientId = String(interaction.params.client_id);
     const client = await provider.Client.find(clientId);
-    return client?.clientName ?? clientId;
+    return { name: client?.clientName ?? clientId, isPublic: client?.tokenEndpointAuthMethod === 'none' };
+  }
+
+  async function clientName(interaction: Interaction): Promise<string> {
+    return (await clientOf(interaction)).name;
   }
 
   /** Ends the sign-in step as `userId`: whoever is signed in to this service now is who authorizes. */
@@ -110,12 +114,14 @@ export function interactionRoutes(
     const alreadyGranted = new Set(
       Object.values(grant?.resources ?? {}).flatMap((s) => (typeof s === 'string' ? s.split(' ') : [])),
     );
-    // A public client approved before asks again for nothing new (see the policy in provider.ts): show
-    // what this authorization will carry, and say why the question comes back.
-    const reconfirm = requested.size === 0;
-    if (reconfirm) {
+    // Asked again for nothing new: a public client approved before (see the policy in provider.ts), or a
+    // client that sent prompt=consent. Show what this authorization will carry, and for a public client
+    // say why the question comes back.
+    const nothingNew = requested.size === 0;
+    if (nothingNew) {
       for (const scope of String(interaction.params.scope ?? '').split(' ')) if (scope) requested.add(scope);
     }
+    const client = await clientOf(interaction);
     const account = await ctx.orm.em
       .fork()
       .findOne(Account, { user: { id: String(interaction.session?.accountId) }, kind: 'user' });
@@ -124,13 +130,13 @@ export function interactionRoutes(
       consentPage({
         action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
         csrf: csrf.token(CSRF_PURPOSE, interaction.jti),
-        clientName: await clientName(interaction),
+        clientName: client.name,
         clientId: String(interaction.params.client_id),
         ...describeRedirect(String(interaction.params.redirect_uri)),
         userHandle: account?.handle ?? 'unknown',
         requested: [...requested],
-        alreadyGranted: reconfirm ? [] : [...alreadyGranted].filter((s) => !requested.has(s)),
-        reconfirm,
+        alreadyGranted: nothingNew ? [] : [...alreadyGranted].filter((s) => !requested.has(s)),
+        reconfirm: nothingNew && client.isPublic,
       }),
     );
   }

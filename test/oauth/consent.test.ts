@@ -86,6 +86,25 @@ describe('remembered consent', () => {
     expect(asked).not.toContain('Read projects');
     expect(more.tokens.scope.split(' ').sort()).toEqual(['glossary:write', 'project:read']);
   });
+
+  it('shows a confidential client that asks with prompt=consent what it will carry, not the public-client note', async () => {
+    const handle = uniqueHandle('cnp');
+    const { client, redirectUri } = await registerConfidentialClient();
+    const jar = new CookieJar();
+    const secret = String(client.client_secret);
+    await authorizeWith(jar, client.client_id, redirectUri, 'project:read', handle, true, secret);
+
+    const { url } = await authorizationRequest(service, client, redirectUri, {
+      scope: 'project:read',
+      prompt: 'consent',
+    });
+    const { pages } = await runAuthorization(service, jar, url, redirectUri, { handle });
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toContain('name="decision"');
+    expect(pages[0]).toContain('Read projects');
+    // It holds a secret, and it is not asked each time: the note for public clients would be false here.
+    expect(pages[0]).not.toContain('It has no secret');
+  });
 });
 
 describe('public clients (no secret)', () => {
