@@ -1,6 +1,7 @@
 // The pages themselves: sign-in (development), consent and errors. Pure functions from
 // data to HTML; routes live in interactions.ts (the web pages of src/web have their own templates).
 import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
+import { foreignName } from './foreign-name.ts';
 import { type Html, html, page } from './html.ts';
 import { type ProviderButton, signInChoices } from './sign-in/pages.ts';
 
@@ -89,7 +90,7 @@ ${
     : html``;
   return page(
     'Sign in',
-    html`<h1>Sign in to continue to ${view.clientName}</h1>
+    html`<h1>Sign in to continue to <bdi>${foreignName(view.clientName)}</bdi></h1>
 ${signInChoices(view.providers, view.next)}
 ${body}
 <form method="post" action="${view.abortAction}">
@@ -122,8 +123,8 @@ function documentHost(clientId: string): string | undefined {
 
 export function consentPage(view: ConsentView): string {
   return page(
-    `Allow ${view.clientName}?`,
-    html`<h1>Allow <strong>${view.clientName}</strong> to access your account?</h1>
+    `Allow ${foreignName(view.clientName)}?`,
+    html`<h1>Allow <strong><bdi>${foreignName(view.clientName)}</bdi></strong> to access your account?</h1>
 <p>Signed in as <strong>@${view.userHandle}</strong>.</p>
 <div class="card">
   <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>${view.redirectNote ? html` (${view.redirectNote})` : html``}.</p>

@@ -108,6 +108,27 @@ describe('remembered consent', () => {
 });
 
 describe('public clients (no secret)', () => {
+  it('cannot reorder the words around their name with bidirectional formatting characters', async () => {
+    // U+202E (right-to-left override) would turn the rest of the heading around.
+    const name = 'Docs helper\u202e tnuocca ruoy\u202c';
+    const { client, redirectUri } = await registerPublicClient(service, { client_name: name });
+    const jar = new CookieJar();
+    const { pages } = await authorizeWith(
+      jar,
+      client.client_id,
+      redirectUri,
+      'project:read',
+      uniqueHandle('bidi'),
+      true,
+    );
+    for (const html of pages) expect(html).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(pages.at(-1)).toContain('Allow <strong><bdi>Docs helper tnuocca ruoy</bdi></strong> to access');
+    const apps = await jar.fetch(`${service.url}/settings/apps`);
+    const listed = await apps.text();
+    expect(listed).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(listed).toContain('<bdi>Docs helper tnuocca ruoy</bdi>');
+  });
+
   it('see the consent page on every authorization, whatever the loopback port (RFC 8252 §8.6)', async () => {
     const handle = uniqueHandle('pub');
     const { client, redirectUri } = await registerPublicClient(service);

@@ -11,6 +11,7 @@ import { Account } from '../../db/entities/index.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
+import { foreignName } from '../foreign-name.ts';
 import { formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
 
 const TOKENS = '/settings/tokens';
@@ -118,8 +119,9 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
       kit.render(res, pc, 'apps', {
         title: 'Connected apps',
         section: 'apps',
-        apps: (r.body as { items: { scopes: string[] }[] }).items.map((app) => ({
+        apps: (r.body as { items: { clientName: string | null; scopes: string[] }[] }).items.map((app) => ({
           ...app,
+          clientName: app.clientName === null ? null : foreignName(app.clientName),
           groups: groupScopeEntries(app.scopes),
         })),
       });
