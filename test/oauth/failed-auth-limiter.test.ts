@@ -136,6 +136,10 @@ describe.skipIf(!hasRedisServer)('failed authentication limiter on instances sha
       ...sharedSecretsEnv,
     });
     admin = new Redis(redis.url);
+    // Ready first: its ready check (INFO) could otherwise reach Redis just after MONITOR, and its feed line
+    // arrive with MONITOR's OK, before ioredis counts the connection as monitoring ("Command queue state
+    // error", seen under a loaded suite).
+    await admin.ping();
     monitor = await admin.monitor(); // a connection of its own, in monitor mode
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source !== 'lua') commands.push(args);
