@@ -181,7 +181,7 @@ class CallbackFirstClient extends pg.Client {
   override end(): Promise<void>;
   override end(callback: (error: Error) => void): void;
   override end(callback?: (error: Error) => void): Promise<void> | void {
-    const stream = (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+    const stream = socketOf(this);
     const timer = setTimeout(() => stream?.destroy(), DATABASE_TIMEOUTS.connectionTimeoutMillis);
     timer.unref();
     this.once('end', () => clearTimeout(timer));
@@ -274,7 +274,10 @@ function releaseDeadConnections(pool: Pool): void {
  */
 export async function abandonStatements(orm: Orm): Promise<void> {
   const pool = await orm.em.getConnection().getNativeClient();
-  for (const client of lentOut.get(pool) ?? []) {
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-  }
+  for (const client of lentOut.get(pool) ?? []) socketOf(client)?.destroy();
+}
+
+/** The socket under a pg connection (pg keeps it on its private `connection`). */
+function socketOf(client: pg.Client | PoolClient): { destroy(): void } | undefined {
+  return (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
 }
