@@ -103,8 +103,10 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
     return problemResult(response.body);
   }
   if (response.status === 304) {
+    // The tool's outputSchema allows this shape next to the document (tools.ts), so clients accept it.
     const etag = response.headers?.ETag ?? '';
     return {
+      structuredContent: { notModified: true, etag },
       content: [
         {
           type: 'text',

@@ -122,6 +122,18 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
   };
 }
 
+/** The structuredContent of a conditional read whose `if_none_match` names the current version (HTTP 304). */
+const NOT_MODIFIED_SCHEMA = {
+  type: 'object',
+  description: 'The version named in if_none_match is still the current one; the document is not sent again.',
+  properties: {
+    notModified: { const: true },
+    etag: { type: 'string', description: 'The current version, the one you hold.' },
+  },
+  required: ['notModified', 'etag'],
+  additionalProperties: false,
+};
+
 /** The success response's JSON schema, wrapped in `{ result }` when it is not an object; none for 204. */
 function outputSchemaOf(spec: OperationSpec, where: string) {
   const responses = (spec.raw.responses ?? {}) as Record<string, unknown>;
@@ -132,6 +144,11 @@ function outputSchemaOf(spec: OperationSpec, where: string) {
   const schema = (responses[status] as OpenApiDocument | undefined)?.content?.['application/json']?.schema;
   if (!schema) return undefined;
   const inlined = inlineSchema(schema, `${where} response ${status}`);
+  if (describesObjects(inlined) && responses['304']) {
+    // A conditional read answers either the document or "not modified", and a client checks whichever
+    // comes against this schema (a result without structuredContent is refused), so both are in it.
+    return { schema: { type: 'object' as const, anyOf: [inlined, NOT_MODIFIED_SCHEMA] }, wraps: false };
+  }
   if (describesObjects(inlined)) {
     // MCP wants `type: object` at the root, also where the document says it through allOf members.
     return { schema: { ...inlined, type: 'object' as const }, wraps: false };

@@ -3,7 +3,7 @@
 // gets the document.
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { modernClient } from '../mcp/helpers.ts';
+import { mcpClient, modernClient } from '../mcp/helpers.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 const service = useService();
@@ -68,21 +68,31 @@ describe('conditional reads', () => {
   });
 
   it('over MCP, if_none_match answers "not modified" without the document', async () => {
-    const client = await modernClient(service, ada.token);
+    // An agent lists the tools first, and both SDK clients then check every result of a tool with an
+    // outputSchema against it: a "not modified" without structuredContent was refused by the client.
+    const modern = await modernClient(service, ada.token);
+    const legacy = await mcpClient(service, ada.token);
     try {
-      const fresh = await client.callTool({ name: 'get_glossary', arguments: { account: 'ada' } });
-      const etag = (fresh.structuredContent as { etag: string }).etag;
-      const same = await client.callTool({
-        name: 'get_glossary',
-        arguments: { account: 'ada', if_none_match: etag },
-      });
-      expect(same.isError ?? false).toBe(false);
-      expect(same.structuredContent).toBeUndefined();
-      expect((same.content as { text: string }[])[0]!.text).toBe(
-        `Not modified: ${etag} is still the current version; the copy you hold is up to date.`,
-      );
+      for (const client of [modern, legacy]) {
+        await client.listTools();
+        for (const [name, etag] of [
+          ['get_voice', '"v1"'],
+          ['get_glossary', '"v2"'],
+          ['get_glossary_settings', '"r0"'],
+        ] as const) {
+          const fresh = await client.callTool({ name, arguments: { account: 'ada' } });
+          expect((fresh.structuredContent as { etag: string }).etag, name).toBe(etag);
+          const same = await client.callTool({ name, arguments: { account: 'ada', if_none_match: etag } });
+          expect(same.isError ?? false, name).toBe(false);
+          expect(same.structuredContent, name).toEqual({ notModified: true, etag });
+          expect((same.content as { text: string }[])[0]!.text, name).toBe(
+            `Not modified: ${etag} is still the current version; the copy you hold is up to date.`,
+          );
+        }
+      }
     } finally {
-      await client.close();
+      await modern.close();
+      await legacy.close();
     }
   });
 });
