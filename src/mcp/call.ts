@@ -20,6 +20,13 @@ export function toOperationArguments(
   const issues: { pointer: string; message: string }[] = [];
   for (const [argument, value] of Object.entries(args)) {
     const place = definition.placement.get(argument);
+    // A REST path, query or header value is text, which validation coerces to the parameter's type
+    // (`limit=2`); a tool argument is typed JSON already, and coercing it took what inputSchema and REST
+    // refuse (`limit: true` read as 1). So its type must be one that inputSchema names.
+    const mistyped =
+      place && place.in !== 'body' && value !== null
+        ? typeIssue(definition.tool.inputSchema.properties?.[argument], value)
+        : undefined;
     if (!place)
       issues.push({ pointer: `/arguments/${argument}`, message: 'is not an argument of this tool' });
     // An explicit null for an optional parameter is how some clients say "not given".
@@ -28,6 +35,7 @@ export function toOperationArguments(
     // String() of a deeply nested array overflows the stack).
     else if ((place.in === 'path' || place.in === 'header') && typeof value === 'object')
       issues.push({ pointer: `/arguments/${argument}`, message: 'must be a string' });
+    else if (mistyped) issues.push({ pointer: `/arguments/${argument}`, message: mistyped });
     else if (place.in === 'path') request.params[place.name] = String(value);
     else if (place.in === 'query') request.query[place.name] = value;
     else if (place.in === 'header') request.headers[place.name.toLowerCase()] = String(value);
@@ -37,6 +45,31 @@ export function toOperationArguments(
   if (issues.length > 0) return problems.validation(issues);
   if (definition.hasBody && !definition.wholeBody) request.body = fields;
   return request;
+}
+
+/** `must be integer` (Ajv's words) when a value's JSON type is none of the types the schema names. */
+function typeIssue(schema: unknown, value: unknown): string | undefined {
+  const type = (schema as { type?: unknown } | undefined)?.type;
+  if (type === undefined) return undefined;
+  const types = (Array.isArray(type) ? type : [type]) as string[];
+  return types.some((name) => isOfType(name, value)) ? undefined : `must be ${types.join(',')}`;
+}
+
+function isOfType(type: string, value: unknown): boolean {
+  switch (type) {
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    default:
+      return typeof value === type;
+  }
 }
 
 /**

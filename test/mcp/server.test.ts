@@ -113,6 +113,39 @@ describe('MCP server at /mcp', () => {
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
   });
 
+  it('refuses a path, query or header argument whose JSON type is not the one inputSchema names, as REST does', async () => {
+    // REST coerces its text (`limit=2`), but refuses `limit=true`; a typed argument is not coerced either:
+    // `limit: true` was read as 1, `doNotTranslate: 1` as true, `if_match: 5` sent as the tag 5.
+    const rest = await fetch(`${service.url}/api/v1/accounts/ada/projects?limit=true`, {
+      headers: { authorization: `Bearer ${ada.token}` },
+    });
+    expect(rest.status).toBe(400);
+    for (const [name, args, pointer, message] of [
+      ['list_projects', { account: 'ada', limit: true }, '/arguments/limit', 'must be integer'],
+      ['list_projects', { account: 'ada', limit: '5' }, '/arguments/limit', 'must be integer'],
+      ['list_projects', { account: 'ada', cursor: 5 }, '/arguments/cursor', 'must be string'],
+      [
+        'search_glossary_entries',
+        { account: 'ada', doNotTranslate: 1 },
+        '/arguments/doNotTranslate',
+        'must be boolean',
+      ],
+      ['get_project', { account: 'ada', project: 7 }, '/arguments/project', 'must be string'],
+      ['save_voice', { account: 'ada', if_match: 5, tone: 'x' }, '/arguments/if_match', 'must be string'],
+    ] as const) {
+      const error = await adaMcp.callTool({ name, arguments: args }).catch((e) => e);
+      expect(error, `${name} ${JSON.stringify(args)}`).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+      expect(((error as McpError).data as { errors: unknown[] }).errors).toEqual([{ pointer, message }]);
+    }
+    // The types inputSchema names still pass, and null still means "not given".
+    const page = await adaMcp.callTool({
+      name: 'list_projects',
+      arguments: { account: 'ada', limit: 1, cursor: null },
+    });
+    expect(page.isError).toBeFalsy();
+  });
+
   it("refuses another user's private account as the REST API does", async () => {
     const bobMcp = await mcpClient(service, bob.token);
     try {
