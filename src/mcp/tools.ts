@@ -97,6 +97,10 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
   };
   const output = outputSchemaOf(spec, where);
   const method = spec.method;
+  // A write to a versioned resource (`x-etag`) stores a new version with a new etag every time, even with
+  // the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is not
+  // idempotent.
+  const idempotent = method === 'get' || method === 'delete' || (method === 'put' && !spec.etag);
   const tool: Tool = {
     name,
     title: spec.summary,
@@ -107,7 +111,7 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
       title: spec.summary,
       readOnlyHint: method === 'get',
       destructiveHint: method === 'delete',
-      idempotentHint: method === 'get' || method === 'put' || method === 'delete',
+      idempotentHint: idempotent,
       openWorldHint: false,
     },
   };

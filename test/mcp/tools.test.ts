@@ -359,3 +359,22 @@ describe('the tools of openapi.yaml', () => {
     }
   });
 });
+
+describe('the annotations of the tools of openapi.yaml', () => {
+  const tools = new Map(deriveTools(catalogue).map((definition) => [definition.tool.name, definition]));
+
+  it('call no save of a versioned resource idempotent: each call stores a new version with a new etag', () => {
+    // PUT on a resource with an ETag (x-etag): the same arguments twice make v2 and v3, and a repeat with
+    // the same if_match is refused with 412, so a client must not retry it as if nothing changed.
+    for (const name of ['save_voice', 'save_glossary', 'update_glossary_settings']) {
+      expect(tools.get(name)!.spec.method, name).toBe('put');
+      expect(tools.get(name)!.tool.annotations, name).toMatchObject({
+        readOnlyHint: false,
+        idempotentHint: false,
+      });
+    }
+    for (const name of ['get_voice', 'get_glossary', 'delete_project', 'revoke_token']) {
+      expect(tools.get(name)!.tool.annotations?.idempotentHint, name).toBe(true);
+    }
+  });
+});
