@@ -1,4 +1,4 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError } from '@modelcontextprotocol/server';
 import type { OperationRequest, OperationResponse } from '../api/pipeline.ts';
 import { Problem, type ProblemBody, problems } from '../api/problem.ts';
 import { arrayLengths, jsonOf } from '../lib/spliced-json.ts';
@@ -73,22 +73,24 @@ function isOfType(type: string, value: unknown): boolean {
 }
 
 /**
- * Arguments that do not fit the tool's inputSchema are the caller's mistake in the request itself:
- * JSON-RPC -32602 (invalid params), whose `data` is the problem with every pointer rewritten to the
+ * Arguments that do not fit the tool's inputSchema (or that the operation's own checks refuse with a
+ * pointer): a tool error the model reads, not a JSON-RPC error its client would keep from it, so that it
+ * can correct the call and try again (MCP's rule since 2025-11-25, SEP-1303, and what the SDK's own tool
+ * server does at every revision). The result holds the 400 problem with every pointer rewritten to the
  * argument the agent sent (`/arguments/handle`, `/arguments/if_match`), not to REST's `/body/handle`.
  */
-export function invalidArguments(definition: ToolDefinition, problem: Problem | ProblemBody): ProtocolError {
+export function refusedArguments(definition: ToolDefinition, problem: Problem | ProblemBody): CallToolResult {
   const body = problem instanceof Problem ? problem.toJSON() : problem;
   const errors = (body.errors ?? []).map((issue) => ({
     ...issue,
     pointer: argumentPointer(definition, issue.pointer),
   }));
   const where = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ');
-  return new ProtocolError(
-    ProtocolErrorCode.InvalidParams,
-    `Invalid arguments for tool ${definition.tool.name}${where ? `: ${where}` : ''}`,
-    { ...body, errors },
-  );
+  return problemResult({
+    ...body,
+    detail: `Invalid arguments for tool ${definition.tool.name}${where ? `: ${where}` : ''}`,
+    errors,
+  });
 }
 
 const PLACES: Record<string, 'path' | 'query' | 'header' | 'body'> = {
@@ -132,7 +134,7 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
     throw new ProtocolError(UNAVAILABLE_CODE, body?.detail ?? 'Service unavailable', body);
   }
   if (response.status >= 400) {
-    if (isValidationProblem(response)) throw invalidArguments(definition, response.body as ProblemBody);
+    if (isValidationProblem(response)) return refusedArguments(definition, response.body as ProblemBody);
     return problemResult(response.body);
   }
   if (response.status === 304) {

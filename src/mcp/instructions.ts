@@ -25,7 +25,7 @@ whole glossary.
 An invitation to an organization is answered by the invited user with accept_invitation or \
 decline_invitation and the invitation's token. delete_project cannot be undone: ask the user first.
 
-Arguments that do not fit a tool's inputSchema are refused as JSON-RPC error -32602, whose data carries JSON \
-pointers (such as /arguments/handle) to each argument that was wrong. Other failures come back as tool \
-results with isError set and RFC 9457 problem details as text. This server does not start \
+A failed call comes back as a tool result with isError set and RFC 9457 problem details as text. When the \
+arguments were wrong (status 400), its errors list carries JSON pointers (such as /arguments/handle) to each \
+argument that was, with what it should be: correct them and call again. This server does not start \
 translations or revisions and does not report per-file translation status.`;

@@ -7,7 +7,7 @@ import {
 import type { OperationRequest, OperationResponse, Pipeline } from '../api/pipeline.ts';
 import { Problem } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
-import { invalidArguments, toOperationArguments, toToolResult } from './call.ts';
+import { refusedArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import { ParamsCheckingServer } from './invalid-params.ts';
 import type { ToolDefinition } from './tools.ts';
@@ -44,8 +44,9 @@ const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
 
 /**
  * One tools/call, whichever way it came in (the SDK's server below, or src/mcp/direct-call.ts): the
- * arguments go through the operation pipeline and its answer becomes the tool result. A ProtocolError is
- * the JSON-RPC error of the call (an unknown tool, arguments the tool refuses).
+ * arguments go through the operation pipeline and its answer becomes the tool result, arguments the tool
+ * refuses included (a tool error, see refusedArguments). A ProtocolError is the JSON-RPC error of the call
+ * (an unknown tool).
  */
 export async function callTool(
   registry: ToolRegistry,
@@ -60,7 +61,7 @@ export async function callTool(
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
   }
   const args = toOperationArguments(definition, params.arguments ?? {});
-  if (args instanceof Problem) throw invalidArguments(definition, args);
+  if (args instanceof Problem) return refusedArguments(definition, args);
   const response = await pipeline.execute({
     operationId: definition.spec.operationId,
     ...args,

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { findTextIssues } from '../../src/lib/text-input.ts';
-import { jsonRpcOf, mcpClient, postMcp } from '../mcp/helpers.ts';
+import { jsonRpcOf, mcpClient, postMcp, toolProblemOf } from '../mcp/helpers.ts';
 import { randomAddress, registerPublicClient } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
@@ -160,18 +160,14 @@ describe('MCP', () => {
     const client = await mcpClient(service, ada.token);
     try {
       const before = await projectCount();
-      const error = await client
-        .callTool({
+      const refused = toolProblemOf(
+        await client.callTool({
           name: 'create_project',
           arguments: { account: 'ada', handle: 'nul', name: 'Bad\u0000name', sourceLocale: 'en' },
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e as { code: number; data: { status: number; errors: unknown[] } },
-        );
-      expect(error?.code).toBe(-32602);
-      expect(error?.data.status).toBe(400);
-      expect(error?.data.errors).toContainEqual({
+        }),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.errors).toContainEqual({
         pointer: '/arguments/name',
         message: expect.stringMatching(/U\+0000/),
       });
@@ -228,9 +224,8 @@ describe('MCP params and arguments', () => {
         .split('\n')
         .find((line) => line.startsWith('data:'))
         ?.slice(5) ?? text;
-    const refused = JSON.parse(data) as { error: { code: number; data: { errors: unknown[] } } };
-    expect(refused.error.code).toBe(-32602);
-    expect(refused.error.data.errors).toEqual([
+    const refused = JSON.parse(data) as { result: { isError?: unknown; content?: unknown } };
+    expect(toolProblemOf(refused.result).errors).toEqual([
       { pointer: '/arguments/account', message: 'must be a string' },
     ]);
   });

@@ -462,8 +462,9 @@ function checkMcp(
     result?: { isError?: boolean; content?: { text: string }[]; structuredContent?: Record<string, unknown> };
     error?: { code: number; message: string; data?: { status: number } };
   };
-  // Arguments the tool's schema refuses are the request's fault: invalid params (-32602) carrying the same
-  // problem (400, pointers) the REST door answers; anything else wrong is a tool error. Never -32603.
+  // Arguments the tool refuses are a tool error carrying the same problem (400, pointers) the REST door
+  // answers, as is anything else the operation refuses; only what cannot be read as a call at all (an
+  // argument nested too deep) is invalid params (-32602) carrying that problem. Never -32603.
   if (message.error) {
     expect(message.error.code, where).toBe(-32602);
     expectProblem(op, 400, message.error.data, where);

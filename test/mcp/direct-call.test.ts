@@ -101,7 +101,7 @@ const plainCalls: [string, Params][] = [
   ['a call without arguments', { name: 'list_accounts' }],
   ['a tool error (no such project)', { name: 'get_project', arguments: { account: 'ada', project: 'nope' } }],
   [
-    'arguments the pipeline refuses (-32602 with pointers)',
+    'arguments the pipeline refuses (a tool error with pointers)',
     {
       name: 'create_project',
       arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },

@@ -135,6 +135,21 @@ export function postModern(
   });
 }
 
+export interface ToolProblem {
+  status: number;
+  detail?: string;
+  errors?: { pointer: string; message: string }[];
+}
+
+/** The problem details a tool error carries as its text; throws when the result is not a tool error. */
+export function toolProblemOf(result: object): ToolProblem {
+  const { isError, content } = result as { isError?: unknown; content?: unknown };
+  const [first] = (content ?? []) as { type: string; text?: string }[];
+  if (isError !== true || first?.type !== 'text')
+    throw new Error(`not a tool error: ${JSON.stringify(result)}`);
+  return JSON.parse(first.text!) as ToolProblem;
+}
+
 /** The JSON-RPC message of a response, whether sent as JSON or as one SSE `message` event. */
 // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC answer, read by tests as the shape they expect
 export async function jsonRpcOf(response: Response): Promise<Record<string, any>> {

@@ -2,7 +2,7 @@ import { type Client as ModernClient, ProtocolError } from '@modelcontextprotoco
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcOf, MODERN_REVISION, mcpClient, modernClient, postModern } from './helpers.ts';
+import { jsonRpcOf, MODERN_REVISION, mcpClient, modernClient, postModern, toolProblemOf } from './helpers.ts';
 
 // The 2026-07-28 revision (stateless: no initialize, a `_meta` envelope per request, server/discover,
 // Mcp-Method/Mcp-Name headers, ttlMs/cacheScope) and the 2025-era clients, served by one definition.
@@ -45,26 +45,25 @@ describe('the v2 SDK client pinned to 2026-07-28', () => {
     expect(rest.response.status).toBe(200);
   });
 
-  it('gets invalid arguments back as JSON-RPC -32602 with pointers to the arguments, and stores nothing', async () => {
+  it('gets invalid arguments back as a tool error with pointers to the arguments, and stores nothing', async () => {
     await modern.listTools();
-    const error = await modern
-      .callTool({
-        name: 'create_project',
-        arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },
-      })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ProtocolError);
-    expect((error as ProtocolError).code).toBe(-32602);
-    const data = (error as ProtocolError).data as { errors: { pointer: string }[] };
-    expect(data.errors.map((issue) => issue.pointer)).toContain('/arguments/handle');
+    const refused = await modern.callTool({
+      name: 'create_project',
+      arguments: { account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' },
+    });
+    expect(toolProblemOf(refused).errors!.map((issue) => issue.pointer)).toContain('/arguments/handle');
 
-    const unknown = await modern
-      .callTool({ name: 'create_project', arguments: { account: 'ada', handle: 'x2', colour: 'blue' } })
-      .catch((e: unknown) => e);
-    expect((unknown as ProtocolError).code).toBe(-32602);
-    expect(((unknown as ProtocolError).data as { errors: { pointer: string }[] }).errors).toContainEqual(
+    const unknown = await modern.callTool({
+      name: 'create_project',
+      arguments: { account: 'ada', handle: 'x2', colour: 'blue' },
+    });
+    expect(toolProblemOf(unknown).errors).toContainEqual(
       expect.objectContaining({ pointer: '/arguments/colour' }),
     );
+    // A tool that does not exist is the request's fault, not the tool's: a JSON-RPC error.
+    const noTool = await modern.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
+    expect(noTool).toBeInstanceOf(ProtocolError);
+    expect((noTool as ProtocolError).code).toBe(-32602);
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items.map((p) => p.handle)).toEqual(['site']);
   });

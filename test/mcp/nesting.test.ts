@@ -1,11 +1,12 @@
 // JSON nested deeper than 64 levels is refused by the MCP door before the SDK reads it (a value thousands
 // of levels deep overflowed the stack inside the SDK: HTTP 500, JSON-RPC -32603). Arguments too deep are
-// invalid params carrying the 400 problem; the rest of the message too deep is an invalid request.
+// invalid params carrying the 400 problem (refused before the message is read as a call, so not a tool
+// error); the rest of the message too deep is an invalid request.
 
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/lib/json-depth.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcTextOf, postMcp } from './helpers.ts';
+import { jsonRpcTextOf, postMcp, toolProblemOf } from './helpers.ts';
 
 const service = useService();
 const { ada } = useUsers(service, 'ada');
@@ -59,12 +60,12 @@ describe('the MCP door', () => {
     ]);
   });
 
-  it('lets 64 levels through to the schema, which refuses them for what they are', async () => {
+  it('lets 64 levels through to the schema, which refuses them for what they are (a tool error)', async () => {
     const { status, message } = await post(call(`{"account":"ada","limit":${arrays(64)}}`));
     expect(status).toBe(200);
-    expect(message.error?.code).toBe(-32602);
-    expect(message.error?.data?.errors).toEqual([expect.objectContaining({ pointer: '/arguments/limit' })]);
-    expect(message.error?.data?.errors).not.toContainEqual(
+    const { errors } = toolProblemOf(message.result as { isError?: unknown; content?: unknown });
+    expect(errors).toEqual([expect.objectContaining({ pointer: '/arguments/limit' })]);
+    expect(errors).not.toContainEqual(
       expect.objectContaining({ message: 'is nested deeper than 64 levels' }),
     );
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES, DEFAULT_OAUTH_SCOPES } from '../../src/authz/scopes.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { issueToken, jsonRpcOf, mcpClient, postMcp } from './helpers.ts';
+import { issueToken, jsonRpcOf, mcpClient, postMcp, toolProblemOf } from './helpers.ts';
 
 const service = useService();
 const { ada, bob } = useUsers(service, 'ada', 'bob');
@@ -21,9 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await adaMcp?.close();
 });
-
-const problemOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
-  JSON.parse((result.content as { type: string; text: string }[])[0]!.text);
 
 describe('MCP server at /mcp', () => {
   it('introduces itself with instructions and lists tools derived from openapi.yaml', async () => {
@@ -93,14 +90,13 @@ describe('MCP server at /mcp', () => {
     }
   });
 
-  it('reports invalid arguments as JSON-RPC -32602 with pointers to the arguments, and stores nothing', async () => {
+  it('reports invalid arguments as a tool error the model can read, pointing at the arguments, and stores nothing', async () => {
     const invalidParams = async (args: Record<string, unknown>) => {
-      const error = await adaMcp.callTool({ name: 'create_project', arguments: args }).catch((e) => e);
-      expect(error).toBeInstanceOf(McpError);
-      expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-      const data = (error as McpError).data as { status: number; errors: { pointer: string }[] };
-      expect(data.status).toBe(400);
-      return data.errors.map((e) => e.pointer);
+      const result = await adaMcp.callTool({ name: 'create_project', arguments: args });
+      const problem = toolProblemOf(result);
+      expect(problem.status).toBe(400);
+      expect(problem.detail).toMatch(/^Invalid arguments for tool create_project: \/arguments\//);
+      return problem.errors!.map((e) => e.pointer);
     };
     expect(
       await invalidParams({ account: 'ada', handle: 'Not A Handle', name: 'X', sourceLocale: 'en' }),
@@ -108,6 +104,10 @@ describe('MCP server at /mcp', () => {
     expect(
       await invalidParams({ account: 'ada', handle: 'extra', name: 'X', sourceLocale: 'en', colour: 'blue' }),
     ).toContain('/arguments/colour');
+    // An unknown tool is still the request's fault: a JSON-RPC error.
+    const unknown = await adaMcp.callTool({ name: 'no_such_tool', arguments: {} }).catch((e) => e);
+    expect(unknown).toBeInstanceOf(McpError);
+    expect((unknown as McpError).code).toBe(ErrorCode.InvalidParams);
 
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
@@ -133,10 +133,8 @@ describe('MCP server at /mcp', () => {
       ['get_project', { account: 'ada', project: 7 }, '/arguments/project', 'must be string'],
       ['save_voice', { account: 'ada', if_match: 5, tone: 'x' }, '/arguments/if_match', 'must be string'],
     ] as const) {
-      const error = await adaMcp.callTool({ name, arguments: args }).catch((e) => e);
-      expect(error, `${name} ${JSON.stringify(args)}`).toBeInstanceOf(McpError);
-      expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-      expect(((error as McpError).data as { errors: unknown[] }).errors).toEqual([{ pointer, message }]);
+      const result = await adaMcp.callTool({ name, arguments: args });
+      expect(toolProblemOf(result).errors, `${name} ${JSON.stringify(args)}`).toEqual([{ pointer, message }]);
     }
     // The types inputSchema names still pass, and null still means "not given".
     const page = await adaMcp.callTool({
@@ -153,15 +151,15 @@ describe('MCP server at /mcp', () => {
       expect(read.isError).toBe(true);
       expect(read.structuredContent).toBeUndefined();
       const rest = await sdk.listProjects({ client: bob.client, path: { account: 'ada' } });
-      expect(problemOf(read).status).toBe(rest.response.status);
-      expect(problemOf(read).status).toBe(404);
+      expect(toolProblemOf(read).status).toBe(rest.response.status);
+      expect(toolProblemOf(read).status).toBe(404);
 
       const write = await bobMcp.callTool({
         name: 'create_project',
         arguments: { account: 'ada', handle: 'intruder', name: 'X', sourceLocale: 'en' },
       });
       expect(write.isError).toBe(true);
-      expect(problemOf(write).status).toBe(404);
+      expect(toolProblemOf(write).status).toBe(404);
       const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
       expect(list.data?.items.map((p) => p.handle)).not.toContain('intruder');
     } finally {
