@@ -332,6 +332,19 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       };
       const at = entries.findIndex((e) => e.term === (values.original || entry.term));
       const index = at >= 0 ? at : entries.length;
+      // An entry renamed to a term another entry has: the save would name that other entry (a duplicate
+      // is reported at its second occurrence), which this form does not show, so say it here.
+      const other = entries.find((e, i) => i !== index && termKey(e.term) === termKey(entry.term));
+      if (other) {
+        const message = `The glossary already has the term "${other.term}"; edit that entry, or choose another term.`;
+        return glossaryPage(
+          res,
+          pc,
+          account,
+          {},
+          { status: 400, entry: { values, fields: { term: message }, form: [] } },
+        );
+      }
       entries[index] = entry;
       const note = values.changeNote || `${at >= 0 ? 'Edit' : 'Add'} ${entry.term}`;
       const r = await save(pc, account, entries, text(req.body, 'etag'), note);
@@ -347,12 +360,26 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       // Problems of this entry point at /body/entries/<index>/<field>: show them next to its fields.
       const { fields, form } = formErrors(r);
+      // Problems of other entries (stored before this change) are said above the form, never dropped.
+      const prefix = `entries.${index}.`;
       const own = Object.fromEntries(
         Object.entries(fields)
-          .filter(([k]) => k.startsWith(`entries.${index}.`))
-          .map(([k, v]) => [k.slice(`entries.${index}.`.length), v]),
+          .filter(([k]) => k.startsWith(prefix))
+          .map(([k, v]) => [k.slice(prefix.length), v]),
       );
-      await glossaryPage(res, pc, account, {}, { status: r.status, entry: { values, fields: own, form } });
+      const others = Object.entries(fields)
+        .filter(([k]) => !k.startsWith(prefix))
+        .map(([, v]) => v);
+      await glossaryPage(
+        res,
+        pc,
+        account,
+        {},
+        {
+          status: r.status,
+          entry: { values, fields: own, form: [...form, ...others] },
+        },
+      );
     }),
   );
 

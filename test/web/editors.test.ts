@@ -1,0 +1,46 @@
+// The voice and glossary editors and the list pages over plain HTTP (a cookie jar, no browser): what a
+// form that fails says, what a stale form is told, and lists longer than one page of the API.
+// pages.test.ts walks the same pages in chromium.
+import { describe, expect, it } from 'vitest';
+import { CookieJar, csrfOf, devSignIn, postForm, uniqueHandle } from '../oauth/helpers.ts';
+import { startTestService } from '../support/service.ts';
+import { useService } from '../support/suite.ts';
+
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
+
+async function signedIn(handle: string): Promise<CookieJar> {
+  const jar = new CookieJar();
+  await devSignIn(service, jar, handle, '/dashboard');
+  return jar;
+}
+
+/** The page's HTML from the form posting to `action` on: its CSRF token and etag are the form's own. */
+async function formOn(jar: CookieJar, path: string, action: string): Promise<string> {
+  const html = await (await jar.fetch(`${service.url}${path}`)).text();
+  return html.slice(html.indexOf(`action="${action}"`));
+}
+
+const etagOf = (form: string) => /name="etag" value="([^"]*)"/.exec(form)![1]!.replaceAll('&quot;', '"');
+
+/** Posts the glossary's entry form as the page has it now, with `fields`. */
+async function postEntry(jar: CookieJar, account: string, fields: Record<string, string>) {
+  const action = `/accounts/${account}/glossary/entries`;
+  const form = await formOn(jar, `/accounts/${account}/glossary`, action);
+  return postForm(jar, `${service.url}${action}`, { csrf: csrfOf(form), etag: etagOf(form), ...fields });
+}
+
+describe('the glossary editor', () => {
+  it('says why an entry renamed to a term the glossary already has is not saved', async () => {
+    const owner = uniqueHandle('ged');
+    const jar = await signedIn(owner);
+    for (const term of ['alpha', 'beta']) {
+      expect((await postEntry(jar, owner, { term, definition: term.toUpperCase() })).status).toBe(303);
+    }
+    const clash = await postEntry(jar, owner, { original: 'alpha', term: 'beta', definition: 'renamed' });
+    expect(clash.status).toBe(400);
+    const html = await clash.text();
+    // The message is next to the term field, and what was typed is still there.
+    expect(html).toMatch(/<p class="field-error" id="f-entry-term-error">[^<]*beta[^<]*<\/p>/);
+    expect(html).toContain('<textarea id="f-entry-definition" name="definition">renamed</textarea>');
+  });
+});
