@@ -127,6 +127,29 @@ function errorFor(fields: FieldErrors | undefined, name: string): string | undef
 
 export const isOk = (r: OperationResponse) => r.status >= 200 && r.status < 300;
 
+/**
+ * Every item of a paginated list operation, in the API's order (oldest first), following `nextCursor`
+ * page by page (100 items, the most a page holds); or the first failed response. A page that lists
+ * only the first page shows the oldest items and never the newest.
+ */
+export async function allItems<T>(
+  call: WebCall,
+  operationId: string,
+  input: { params?: Record<string, string>; query?: Record<string, unknown> } = {},
+): Promise<{ items: T[] } | { failed: OperationResponse }> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: Record<string, unknown> = { ...input.query, limit: 100, ...(cursor ? { cursor } : {}) };
+    const r = await call(operationId, { ...input, query });
+    if (!isOk(r)) return { failed: r };
+    const body = r.body as { items: T[]; nextCursor?: string | null };
+    items.push(...body.items);
+    cursor = body.nextCursor ?? null;
+  } while (cursor);
+  return { items };
+}
+
 export function createKit(deps: WebDeps) {
   const { pipeline, sessions, csrf } = deps;
   const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true });

@@ -44,3 +44,40 @@ describe('the glossary editor', () => {
     expect(html).toContain('<textarea id="f-entry-definition" name="definition">renamed</textarea>');
   });
 });
+
+describe('history pages', () => {
+  it('list the newest versions, and compare the newest two, past the first hundred', {
+    timeout: 120_000,
+  }, async () => {
+    const owner = uniqueHandle('his');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const csrf = csrfOf(await formOn(jar, voice, voice));
+    // 102 versions of each: one more than a page of the API holds, and one more than the page lists.
+    for (let i = 1; i <= 102; i++) {
+      const saved = await postForm(jar, `${service.url}${voice}`, {
+        csrf,
+        tone: `tone ${i}`,
+        formality: 'neutral',
+        localeOverrides: '{}',
+        etag: `"v${i - 1}"`.replace('"v0"', ''),
+      });
+      expect(saved.status).toBe(303);
+      const entry = await postForm(jar, `${service.url}/accounts/${owner}/glossary/entries`, {
+        csrf,
+        etag: `"v${i - 1}"`.replace('"v0"', ''),
+        term: `term ${i}`,
+      });
+      expect(entry.status).toBe(303);
+    }
+    for (const history of [`${voice}/history`, `/accounts/${owner}/glossary/history`]) {
+      const html = await (await jar.fetch(`${service.url}${history}`)).text();
+      const listed = [...html.matchAll(/<tr><td>(\d+)<\/td>/g)].map((m) => Number(m[1]));
+      expect(listed[0], history).toBe(102);
+      expect(listed, history).toHaveLength(100);
+      expect(html, history).toContain('The newest 100 of 102 versions.');
+      expect(html, history).toMatch(/<select id="f-from" name="from">[\s\S]*?<option value="101" selected>/);
+      expect(html, history).toMatch(/<select id="f-to" name="to">[\s\S]*?<option value="102" selected>/);
+    }
+  });
+});

@@ -7,7 +7,7 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+import { allItems, formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
 import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
@@ -34,6 +34,8 @@ interface Glossary {
 
 /** Rows shown at once; search and filters narrow a large glossary down. */
 const SHOWN = 100;
+/** Versions the history page lists, the newest first; any two can still be compared by number. */
+const HISTORY_SHOWN = 100;
 /** CSV columns besides one per locale. */
 const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
 let multipart: RequestHandler | undefined;
@@ -484,9 +486,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     '/accounts/:account/glossary/history',
     kit.page(async (req, res, pc) => {
       const account = String(req.params.account);
-      const r = await pc.call('listGlossaryVersions', { params: { account }, query: { limit: 100 } });
-      if (!isOk(r)) return kit.problemPage(res, pc, r);
-      const versions = (r.body as { items: { version: number }[] }).items.toReversed();
+      // The API lists the oldest first: the newest versions are on its last page.
+      const all = await allItems<{ version: number }>(pc.call, 'listGlossaryVersions', {
+        params: { account },
+      });
+      if ('failed' in all) return kit.problemPage(res, pc, all.failed);
+      const versions = all.items.slice(-HISTORY_SHOWN).toReversed();
       kit.render(res, pc, 'glossary-history', {
         title: 'Glossary history',
         section: 'dashboard',
@@ -494,6 +499,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         acting: { handle: account, role: await roleOn(pc, account) },
         account,
         versions,
+        total: all.items.length,
         from: versions[1]?.version,
         to: versions[0]?.version,
       });

@@ -5,9 +5,11 @@ import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { formErrors, isOk, type Kit, type PageContext, pathOf, text, words } from '../kit.ts';
+import { allItems, formErrors, isOk, type Kit, type PageContext, pathOf, text, words } from '../kit.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
+/** Versions the history page lists, the newest first; any two can still be compared by number. */
+const HISTORY_SHOWN = 100;
 
 interface Voice {
   version: number;
@@ -185,9 +187,10 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     '/accounts/:account/voice/history',
     kit.page(async (req, res, pc) => {
       const account = String(req.params.account);
-      const r = await pc.call('listVoiceVersions', { params: { account }, query: { limit: 100 } });
-      if (!isOk(r)) return kit.problemPage(res, pc, r);
-      const versions = (r.body as { items: { version: number }[] }).items.toReversed();
+      // The API lists the oldest first: the newest versions are on its last page.
+      const all = await allItems<{ version: number }>(pc.call, 'listVoiceVersions', { params: { account } });
+      if ('failed' in all) return kit.problemPage(res, pc, all.failed);
+      const versions = all.items.slice(-HISTORY_SHOWN).toReversed();
       kit.render(res, pc, 'voice-history', {
         title: 'Voice history',
         section: 'dashboard',
@@ -198,6 +201,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         acting: { handle: account, role: await role(pc, account) },
         account,
         versions,
+        total: all.items.length,
         from: versions[1]?.version,
         to: versions[0]?.version,
       });
