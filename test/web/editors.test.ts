@@ -81,3 +81,26 @@ describe('history pages', () => {
     }
   });
 });
+
+describe('the tokens page', () => {
+  it('lists every token, the newest first, past the first hundred', { timeout: 120_000 }, async () => {
+    const owner = uniqueHandle('tok');
+    const jar = await signedIn(owner);
+    const csrf = csrfOf(await formOn(jar, '/settings/tokens', '/settings/tokens'));
+    for (let i = 1; i <= 101; i++) {
+      const created = await postForm(jar, `${service.url}/settings/tokens`, {
+        csrf,
+        name: `ci ${i}`,
+        scopes: 'project:read',
+        expiresInDays: '5',
+      });
+      expect(created.status).toBe(201);
+    }
+    const html = await (await jar.fetch(`${service.url}/settings/tokens`)).text();
+    const listed = [...html.matchAll(/<h3 id="token-[^"]+">(ci \d+) /g)].map((m) => m[1]);
+    expect(listed).toHaveLength(101);
+    expect(listed[0]).toBe('ci 101');
+    // The newest one can be revoked from the page.
+    expect(html).toContain('Revoke ci 101</button>');
+  });
+});

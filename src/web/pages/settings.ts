@@ -12,7 +12,7 @@ import { TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
 import { foreignName } from '../foreign-name.ts';
-import { formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
+import { allItems, formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
 
 const TOKENS = '/settings/tokens';
 const APPS = '/settings/apps';
@@ -39,8 +39,10 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
   }
 
   async function tokensPage(res: Response, pc: PageContext, status = 200, form?: TokenForm, notice?: string) {
-    const r = await pc.call('listTokens', { params: { account: pc.userHandle }, query: { limit: 100 } });
-    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    // Every token, newest first: the API lists the oldest first (revoked and expired ones included), so
+    // one page of it would leave out the newest tokens, the ones most likely still active.
+    const all = await allItems(pc.call, 'listTokens', { params: { account: pc.userHandle } });
+    if ('failed' in all) return kit.problemPage(res, pc, all.failed);
     kit.render(
       res,
       pc,
@@ -49,7 +51,7 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
         title: 'Account tokens',
         section: 'tokens',
         notice,
-        tokens: (r.body as { items: unknown[] }).items.toReversed(),
+        tokens: all.items.toReversed(),
         groups: groupScopeEntries(await grantable(pc)),
         limits: TOKEN_LIMITS,
         token: form ?? {
