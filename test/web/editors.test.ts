@@ -104,3 +104,32 @@ describe('the tokens page', () => {
     expect(html).toContain('Revoke ci 101</button>');
   });
 });
+
+describe('the voice editor', () => {
+  it('tells a form built before the first save that someone saved meanwhile, and keeps its text', async () => {
+    const owner = uniqueHandle('voi');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    // Two editors opened while nothing is saved: both forms carry no ETag.
+    const [first, second] = [await formOn(jar, voice, voice), await formOn(jar, voice, voice)];
+    expect(etagOf(first)).toBe('');
+    const save = (form: string, tone: string) =>
+      postForm(jar, `${service.url}${voice}`, {
+        csrf: csrfOf(form),
+        etag: etagOf(form),
+        tone,
+        formality: 'neutral',
+        localeOverrides: '{}',
+      });
+    expect((await save(first, 'Saved first')).status).toBe(303);
+    const late = await save(second, 'Typed meanwhile');
+    expect(late.status).toBe(412);
+    const html = await late.text();
+    expect(html).toContain('Someone saved a newer version while you were editing.');
+    expect(html).toContain('value="Typed meanwhile"');
+    // The first save is still the voice.
+    const now = await (await jar.fetch(`${service.url}${voice}`)).text();
+    expect(now).toContain('Version 1,');
+    expect(now).toContain('value="Saved first"');
+  });
+});

@@ -150,6 +150,20 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           },
         });
       }
+      const stale = () =>
+        editor(res, pc, account, {
+          status: 412,
+          values,
+          form: [
+            'Someone saved a newer version while you were editing. Open the voice again to see it; your text is below.',
+          ],
+        });
+      // A form built when nothing was saved yet has no ETag to send, and a save without If-Match goes
+      // ahead: had someone saved a first version meanwhile, it would be replaced unseen.
+      if (values.etag === '') {
+        const current = await pc.call('getVoice', { params: { account } });
+        if (isOk(current)) return stale();
+      }
       const r = await pc.call('saveVoice', {
         params: { account },
         ifMatch: values.etag || undefined,
@@ -169,15 +183,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         const path = pathOf('accounts', account, 'voice');
         return res.redirect(303, kit.withNotice(pc, path, `Saved as version ${saved.version}.`));
       }
-      if (r.status === 412) {
-        return editor(res, pc, account, {
-          status: 412,
-          values: { ...values, etag: values.etag },
-          form: [
-            'Someone saved a newer version while you were editing. Open the voice again to see it; your text is below.',
-          ],
-        });
-      }
+      if (r.status === 412) return stale();
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       await editor(res, pc, account, { status: 400, values, ...formErrors(r) });
     }),
