@@ -141,9 +141,9 @@ describe('malformed input on every write operation', () => {
   )('%s: a malformed path parameter answers 400 and changes nothing', async (_label, op, name) => {
     const before = await snapshot();
     const path = realPathFor(op);
-    // Spaces, capitals and punctuation break every handle, UUID and identifier rule; 300 characters break
-    // every length bound.
-    path[name] = `Not A Valid ${randomUUID()}!`.padEnd(300, '!');
+    // Spaces, capitals and punctuation break every handle, UUID and identifier rule; 3,000 characters break
+    // every length bound (the longest, an app's client ID, which may be a metadata document URL: 2,048).
+    path[name] = `Not A Valid ${randomUUID()}!`.padEnd(3000, '!');
     const result = await call(op, path, exampleBody(op));
     await expectRejected(result, before, new RegExp(`^/params/${name}$`));
   });
