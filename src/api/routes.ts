@@ -18,11 +18,14 @@ export interface MatchedRoute {
 export interface RouteTable {
   /** The operation and its path parameters; undefined when no operation takes this method on this path. */
   match(method: string, path: string): MatchedRoute | undefined;
-  /** The methods some operation takes on this path (for a 405's Allow), none for a path of no operation. */
+  /**
+   * The methods some operation takes on this path (for a 405's Allow: HEAD wherever GET is), none for a
+   * path of no operation.
+   */
   methodsAt(path: string): string[];
 }
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]): RouteTable {
   const escapeLiteral = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -44,7 +47,8 @@ export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]
   return {
     match(method, path) {
       const relative = relativePath(path);
-      const wanted = method.trim().toLowerCase();
+      // HEAD is the GET of the same path without its body (RFC 9110 §9.3.2); Node leaves the body out.
+      const wanted = method.trim().toLowerCase() === 'head' ? 'get' : method.trim().toLowerCase();
       const exact = routes.find((r) => r.operation.path === relative && r.operation.method === wanted);
       if (exact) return { operation: exact.operation, params: {} };
       for (const route of routes) {
@@ -64,6 +68,7 @@ export function precompiledRoutes(router: OpenAPIRouter, operations: Operation[]
     methodsAt(path) {
       const relative = relativePath(path);
       const taken = new Set(routes.filter((r) => r.pattern.test(relative)).map((r) => r.operation.method));
+      if (taken.has('get')) taken.add('head');
       return METHODS.filter((method) => taken.has(method.toLowerCase()));
     },
   };

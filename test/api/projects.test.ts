@@ -148,6 +148,32 @@ describe('projects through the generated SDK', () => {
       headers: { authorization: `Bearer ${ada.token}` },
     });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get('allow')).toBe('GET, POST');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  it('answers HEAD as the GET of the same path, without the body', async () => {
+    await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'headed', name: 'Headed', sourceLocale: 'en' },
+    });
+    await sdk.saveVoice({ client: ada.client, path: { account: 'ada' }, body: { tone: 'warm' } });
+    for (const [path, token] of [
+      ['/api/v1/accounts/ada/projects', ada.token],
+      ['/api/v1/accounts/ada/projects/headed', ada.token],
+      ['/api/v1/accounts/ada/voice', ada.token],
+      ['/api/v1/user', ada.token],
+      ['/api/v1/accounts/ada/projects/nope', ada.token],
+      ['/api/v1/accounts/ada/projects', undefined],
+    ] as const) {
+      const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+      const get = await fetch(`${service.url}${path}`, { headers });
+      const head = await fetch(`${service.url}${path}`, { method: 'HEAD', headers });
+      expect(head.status, path).toBe(get.status);
+      for (const name of ['content-type', 'content-length', 'etag', 'www-authenticate']) {
+        expect(head.headers.get(name), `${path} ${name}`).toBe(get.headers.get(name));
+      }
+      expect(await head.text(), path).toBe('');
+    }
   });
 });
