@@ -406,10 +406,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (errors.length > 0 || textIssues.length > 0) {
       throw problems.validation([
         ...textIssues,
-        ...errors.map((e) => ({
-          pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
-          message: e.message ?? 'is invalid',
-        })),
+        ...errors.map((e) =>
+          // openapi-backend holds the body as `requestBody`: a missing one is the body, not a field of it.
+          e.instancePath === '' &&
+          (e.params as { missingProperty?: unknown }).missingProperty === 'requestBody'
+            ? { pointer: '/body', message: 'is required: send it as JSON' }
+            : {
+                pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
+                message: e.message ?? 'is invalid',
+              },
+        ),
       ]);
     }
     return {

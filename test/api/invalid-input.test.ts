@@ -147,4 +147,14 @@ describe('malformed input on every write operation', () => {
     const result = await call(op, path, exampleBody(op));
     await expectRejected(result, before, new RegExp(`^/params/${name}$`));
   });
+
+  it.each(writes.filter((op) => exampleBody(op)).map((op) => [op.operationId, op] as const))(
+    '%s: no body answers 400 at /body and changes nothing',
+    async (_id, op) => {
+      const before = await snapshot();
+      const result = await call(op, realPathFor(op), undefined);
+      await expectRejected(result, before, /^\/body$/);
+      expect(JSON.stringify(result.error)).not.toContain('requestBody');
+    },
+  );
 });
