@@ -941,8 +941,9 @@ export type UpdateCurrentUserErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -1291,8 +1292,9 @@ export type CreateProjectErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -1457,8 +1459,9 @@ export type UpdateProjectErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -1576,8 +1579,9 @@ export type CreateModelErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -1746,8 +1750,9 @@ export type UpdateModelErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -1861,8 +1866,9 @@ export type CreateTokenErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2087,8 +2093,9 @@ export type CreateOrganizationErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2241,8 +2248,9 @@ export type UpdateOrganizationErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2420,8 +2428,9 @@ export type UpdateMemberErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2543,8 +2552,9 @@ export type CreateInvitationErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2656,8 +2666,9 @@ export type AcceptInvitationErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2717,8 +2728,9 @@ export type DeclineInvitationErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -2850,8 +2862,9 @@ export type SaveVoiceErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3040,8 +3053,9 @@ export type SaveGlossaryErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3189,8 +3203,9 @@ export type UpsertGlossaryEntriesErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3261,8 +3276,9 @@ export type RemoveGlossaryEntriesErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3446,8 +3462,9 @@ export type UpdateGlossarySettingsErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3643,8 +3660,9 @@ export type AddDomainErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;
@@ -3905,8 +3923,9 @@ export type SetIdentityProviderErrors = {
      */
     413: Problem;
     /**
-     * The body's charset is not UTF-8, or its Content-Encoding is not one the service reads (identity,
-     * gzip, deflate, br, zstd). Nothing was changed.
+     * The body is not JSON (its Content-Type is not application/json or a +json type), its charset is
+     * not UTF-8, or its Content-Encoding is not one the service reads (identity, gzip, deflate, br,
+     * zstd). Nothing was changed.
      *
      */
     415: Problem;

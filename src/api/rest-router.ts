@@ -9,6 +9,13 @@ import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
 import type { MatchedRoute, RouteTable } from './routes.ts';
 
+/** The bodies the REST door reads: JSON, also under a +json type (application/merge-patch+json). */
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** Whether the request has content (an empty body with Content-Length: 0 is the same as none). */
+const carriesContent = (req: Request) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+
 /**
  * The REST door: the route table matches the request to an operation of openapi.yaml and reads its path
  * parameters (404, or 405 with the methods the path has); the pipeline does the rest.
@@ -24,9 +31,7 @@ export function createRestRouter(
   pipeline: Pipeline,
 ): Router {
   const router = express.Router();
-  router.use(
-    express.json({ limit: MAX_REQUEST_BODY_BYTES, type: ['application/json', 'application/*+json'] }),
-  );
+  router.use(express.json({ limit: MAX_REQUEST_BODY_BYTES, type: JSON_TYPES }));
 
   const send = (res: Response, operationId: string, result: OperationResponse) => {
     if (service.config.validateResponses && result.status < 400 && result.body !== undefined) {
@@ -90,6 +95,15 @@ export function createRestRouter(
       route = routes.match(req.method, path);
     } catch (error) {
       return next(error); // a path parameter that is not valid percent-encoding
+    }
+    if (route?.operation.requestBody && carriesContent(req) && !req.is(JSON_TYPES)) {
+      // Not read as JSON, the body would look absent (a string body sent with fetch is text/plain).
+      return sendProblem(
+        res,
+        problems.unsupportedMediaType(
+          `The body must be JSON: send it with Content-Type: application/json, not ${JSON.stringify(req.headers['content-type'] ?? 'none')}.`,
+        ),
+      );
     }
     if (!route) {
       // As openapi-backend answers a request no operation matches: 405 when the path has other methods.

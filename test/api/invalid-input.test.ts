@@ -157,4 +157,31 @@ describe('malformed input on every write operation', () => {
       expect(JSON.stringify(result.error)).not.toContain('requestBody');
     },
   );
+
+  it.each(writes.filter((op) => exampleBody(op)).map((op) => [op.operationId, op] as const))(
+    '%s: its example body sent as anything but JSON answers 415 and changes nothing',
+    async (_id, op) => {
+      const before = await snapshot();
+      const path = realPathFor(op);
+      const url = `${service.url}${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(path[name]!))}`;
+      // fetch sends a string body as text/plain unless told otherwise: a mistake a browser app or script makes.
+      for (const contentType of [
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        undefined,
+      ]) {
+        const headers: Record<string, string> = { authorization: `Bearer ${ada.token}` };
+        const body = new TextEncoder().encode(JSON.stringify(exampleBody(op)));
+        if (contentType) headers['content-type'] = contentType;
+        const response = await fetch(url, { method: op.method.toUpperCase(), headers, body });
+        expect(response.status, String(contentType)).toBe(415);
+        expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(await response.json()).toMatchObject({
+          status: 415,
+          type: expect.stringMatching(/unsupported-media-type$/),
+        });
+      }
+      expect(await snapshot()).toEqual(before);
+    },
+  );
 });
