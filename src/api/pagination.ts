@@ -10,12 +10,28 @@ export interface PageRequest {
   afterId: string | undefined;
 }
 
+/** A cursor as the service hands it out: the text it stands for, in unpadded base64url. */
+export const encodeCursor = (text: string) => Buffer.from(text).toString('base64url');
+
+/**
+ * The text of a cursor, read only when it is exactly what encodeCursor makes of that text: Node's base64
+ * decoder skips characters it does not know and padding, so `!abc`, `abc=` and `abc` would otherwise read
+ * alike. Anything else answers 400 at /query/cursor.
+ */
+export function decodeCursor(cursor: string, valid: (text: string) => boolean): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (encodeCursor(text) !== cursor || !valid(text)) {
+    throw problems.badRequest('The cursor is not valid.', '/query/cursor');
+  }
+  return text;
+}
+
 export function pageRequest(query: { cursor?: string; limit?: number }): PageRequest {
   const limit = query.limit ?? 20;
   if (!query.cursor) return { limit, afterId: undefined };
-  const afterId = Buffer.from(query.cursor, 'base64url').toString('utf8');
-  // Only the ids this service hands out: PostgreSQL would refuse anything else with a driver error.
-  if (!UUID.test(afterId)) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
+  // Only the ids this service hands out (PostgreSQL writes them in lower case): PostgreSQL would refuse
+  // anything else with a driver error.
+  const afterId = decodeCursor(query.cursor, (id) => UUID.test(id) && id === id.toLowerCase());
   return { limit, afterId };
 }
 
@@ -48,6 +64,6 @@ export function page<T extends { id: string }, U>(rows: T[], request: PageReques
   const more = rows.length > request.limit;
   return {
     items: items.map(serialize),
-    nextCursor: more ? Buffer.from(items.at(-1)!.id).toString('base64url') : null,
+    nextCursor: more ? encodeCursor(items.at(-1)!.id) : null,
   };
 }

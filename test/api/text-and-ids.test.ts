@@ -122,6 +122,54 @@ describe('REST', () => {
     }
   });
 
+  it('takes a cursor only as the service handed it out, not one with characters added or changed', async () => {
+    for (const handle of ['c1', 'c2']) {
+      const created = await rest('POST', '/api/v1/accounts/ada/projects', {
+        handle,
+        name: handle,
+        sourceLocale: 'en',
+      });
+      expect(created.status).toBe(201);
+    }
+    const first = (await (await rest('GET', '/api/v1/accounts/ada/projects?limit=1')).json()) as {
+      nextCursor: string;
+    };
+    const { nextCursor } = first;
+    expect((await rest('GET', `/api/v1/accounts/ada/projects?limit=1&cursor=${nextCursor}`)).status).toBe(
+      200,
+    );
+    const upperCaseId = Buffer.from(Buffer.from(nextCursor, 'base64url').toString().toUpperCase()).toString(
+      'base64url',
+    );
+    for (const tampered of [
+      `${nextCursor}A`,
+      `!${nextCursor}`,
+      `${nextCursor}=`,
+      `%20${nextCursor}`,
+      upperCaseId,
+    ]) {
+      await expectProblem(
+        await rest('GET', `/api/v1/accounts/ada/projects?limit=1&cursor=${tampered}`),
+        '/query/cursor',
+      );
+    }
+    // The glossary search's own cursor (version and position) is held to the same rule.
+    const saved = await rest('PATCH', '/api/v1/accounts/ada/glossary/entries', {
+      entries: [{ term: 'alpha' }, { term: 'beta' }],
+    });
+    expect(saved.status).toBe(201);
+    const search = (await (await rest('GET', '/api/v1/accounts/ada/glossary/entries?limit=1')).json()) as {
+      nextCursor: string;
+    };
+    expect(
+      (await rest('GET', `/api/v1/accounts/ada/glossary/entries?limit=1&cursor=${search.nextCursor}`)).status,
+    ).toBe(200);
+    await expectProblem(
+      await rest('GET', `/api/v1/accounts/ada/glossary/entries?limit=1&cursor=${search.nextCursor}~`),
+      '/query/cursor',
+    );
+  });
+
   it('reads an integer in the query only when it is written in decimal digits', async () => {
     for (const limit of ['0x10', '1e1', '%201', '1.0', '0b11', '']) {
       await expectProblem(

@@ -19,7 +19,7 @@ import {
   revisionEtag,
   versionEtag,
 } from '../etag.ts';
-import { page } from '../pagination.ts';
+import { decodeCursor, encodeCursor, page } from '../pagination.ts';
 import type { HandlerResponse, Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import {
@@ -257,14 +257,15 @@ const isGiven = (value: unknown) => value !== undefined && value !== null;
 
 /** A search cursor pins the version the first page read and the last position served. */
 function searchCursor(version: number, position: number) {
-  return Buffer.from(`${version}.${position}`).toString('base64url');
+  return encodeCursor(`${version}.${position}`);
 }
+
+const SEARCH_CURSOR = /^(\d{1,9})\.(\d{1,9})$/;
 
 function readSearchCursor(cursor: string | undefined): { version: number; after: number } | undefined {
   if (!cursor) return undefined;
-  const match = /^(\d{1,9})\.(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw problems.badRequest('The cursor is not valid.', '/query/cursor');
-  return { version: Number(match[1]), after: Number(match[2]) };
+  const [, version, after] = SEARCH_CURSOR.exec(decodeCursor(cursor, (text) => SEARCH_CURSOR.test(text)))!;
+  return { version: Number(version), after: Number(after) };
 }
 
 export const glossaryHandlers = {
