@@ -176,8 +176,17 @@ export async function startMetricsServer(
     res.status(404).type('text/plain').send('Only GET /metrics is served here.\n');
   });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port, options.host, () => resolve(s));
-    s.once('error', reject);
+    // express 5 calls this back on a failed listen too (a port in use), with the error: a failed start
+    // naming the setting, not a listener without an address.
+    const s = app.listen(options.port, options.host, (error?: Error) =>
+      error
+        ? reject(
+            new Error(
+              `cannot listen on HOST ${options.host} and METRICS_PORT ${options.port}: ${error.message}`,
+            ),
+          )
+        : resolve(s),
+    );
   });
   return {
     port: (server.address() as AddressInfo).port,

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postMcp } from '../mcp/helpers.ts';
 import {
@@ -206,5 +208,20 @@ describe('/metrics on its own port (METRICS_PORT)', () => {
     expect(response.status).toBe(200);
     expect(await response.text()).toMatch(/^# HELP http_request_duration_seconds /m);
     expect((await fetch(`http://127.0.0.1:${service.metricsPort}/api/v1/accounts`)).status).toBe(404);
+  });
+});
+
+describe('a METRICS_PORT already in use', () => {
+  it('fails the start naming METRICS_PORT, instead of a TypeError', async () => {
+    const busy = createServer().listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    const { port } = busy.address() as { port: number };
+    try {
+      await expect(startTestService({ METRICS_PORT: String(port) })).rejects.toThrow(
+        new RegExp(`cannot listen on HOST 127\\.0\\.0\\.1 and METRICS_PORT ${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      busy.close();
+    }
   });
 });
