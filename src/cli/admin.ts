@@ -79,6 +79,12 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
       throw new UsageError('--email must be an e-mail address.');
     if (values.identity && !/^(github|google|oidc):.{1,255}$/.test(values.identity))
       throw new UsageError('--identity must be github:<id>, google:<sub> or oidc:<sub>.');
+    // GitHub sign-in finds the user by the numeric account id; a login (github:octocat) would never match,
+    // and that person's first sign-in would make a separate user.
+    if (values.identity?.startsWith('github:') && !/^github:\d{1,20}$/.test(values.identity))
+      throw new UsageError(
+        '--identity github:<id> takes the numeric GitHub user id (https://api.github.com/users/<login> shows it as "id"), not the login.',
+      );
   }
   if (command === 'create-org') {
     handleOf(values.handle, 'handle');

@@ -78,6 +78,10 @@ describe('the first admin of a production install', { timeout: 180_000 }, () => 
       [['create-user', '--handle', 'someone', '--email', 'nope'], /--email must be an e-mail address/],
       [['create-user', '--handle', 'chief', '--email', 'x@example.com'], /Already taken/],
       [['create-user', '--handle', 'x1', '--email', 'x@example.com', '--bogus'], /Unknown option/],
+      [
+        ['create-user', '--handle', 'octo', '--email', 'o@example.com', '--identity', 'github:octocat'],
+        /numeric GitHub user id/,
+      ],
       [['create-org', '--handle', 'beta', '--admin', 'nobody'], /No user has the handle "nobody"/],
       [
         ['create-token', '--user', 'chief', '--name', 'x', '--scopes', 'project:read,root:all'],
