@@ -177,6 +177,25 @@ function isPrivateJwk(key: unknown): boolean {
   }
 }
 
+/**
+ * The algorithms the authorization server signs with (oidc-provider's defaults), by the kind of key. Any
+ * other key (a P-384 or secp256k1 curve, X25519, `use: enc`, an `alg` its key cannot do) is refused: the
+ * provider would stop the start over it, or start and then refuse every client registration.
+ */
+function signingAlgorithmsOf(key: Record<string, unknown>): string[] {
+  if (key.use !== undefined && key.use !== 'sig') return [];
+  const available =
+    key.kty === 'RSA'
+      ? ['RS256', 'PS256']
+      : key.kty === 'EC' && key.crv === 'P-256'
+        ? ['ES256']
+        : key.kty === 'OKP' && key.crv === 'Ed25519'
+          ? ['EdDSA', 'Ed25519']
+          : [];
+  if (key.alg === undefined) return available;
+  return available.filter((alg) => alg === key.alg);
+}
+
 export const settingsSchema = z.object({
   NODE_ENV: optional(
     z.enum(['development', 'production', 'test'], {
@@ -266,6 +285,21 @@ export const secretsSchema = z.object({
       return fail(
         ctx,
         'SIGNING_JWKS must be a JSON Web Key Set with at least one private key ({"keys":[...]})',
+      );
+    })
+    // Each key names its algorithm: the first one's is the default for clients' ID tokens, which must be one
+    // the key set can sign (an RSA or Ed25519 key without `alg` defaulted to ES256, and every dynamic
+    // registration was refused).
+    .transform(({ keys }, ctx) => {
+      const signing: Record<string, unknown>[] = keys.map((key) => ({
+        ...key,
+        alg: signingAlgorithmsOf(key)[0],
+      }));
+      const unusable = signing.findIndex((key) => key.alg === undefined);
+      if (unusable === -1) return { keys: signing };
+      return fail(
+        ctx,
+        `SIGNING_JWKS: keys[${unusable}] cannot sign tokens; use a P-256 EC key (ES256), an RSA key (RS256, PS256) or an Ed25519 key (EdDSA), with "use" unset or "sig"`,
       );
     })
     // Rotation: the first key signs, every key verifies and is published. Several keys must be told apart

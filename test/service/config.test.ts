@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,59 @@ describe('configuration', () => {
     }
     const cookies = loadConfig({ ...env, COOKIE_KEYS: `${'n'.repeat(32)}, ${'o'.repeat(32)}` }).cookieKeys;
     expect(cookies).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
+  });
+
+  it('takes P-256, RSA and Ed25519 signing keys, each with its algorithm, and refuses keys that cannot sign', () => {
+    const jwk = (type: 'ec' | 'rsa' | 'ed25519' | 'x25519', namedCurve?: string) =>
+      (type === 'ec'
+        ? generateKeyPairSync('ec', { namedCurve: namedCurve! })
+        : type === 'rsa'
+          ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+          : type === 'ed25519'
+            ? generateKeyPairSync('ed25519')
+            : generateKeyPairSync('x25519')
+      ).privateKey.export({ format: 'jwk' });
+    const env = { ...sharedSecretsEnv, DATA_DIR: dataDir() };
+    const set = (...keys: object[]) =>
+      JSON.stringify({ keys: keys.map((key, i) => ({ kid: `k${i}`, ...key })) });
+    const algs = (...keys: object[]) =>
+      loadConfig({ ...env, SIGNING_JWKS: set(...keys) }).signingJwks.keys.map((key) => key.alg);
+    expect(algs(jwk('rsa'), jwk('ec', 'P-256'), jwk('ed25519'))).toEqual(['RS256', 'ES256', 'EdDSA']);
+    expect(algs({ ...jwk('rsa'), alg: 'PS256' })).toEqual(['PS256']);
+    for (const bad of [
+      jwk('ec', 'P-384'),
+      jwk('ec', 'secp256k1'),
+      jwk('x25519'),
+      { ...jwk('ec', 'P-256'), alg: 'RS256' },
+      { ...jwk('ec', 'P-256'), use: 'enc' },
+    ]) {
+      expect(problemsOf({ ...env, SIGNING_JWKS: set(jwk('ec', 'P-256'), bad) })).toEqual([
+        expect.stringMatching(/^SIGNING_JWKS: keys\[1\] cannot sign tokens/),
+      ]);
+    }
+  });
+
+  it('registers clients when the signing key is RSA or Ed25519, not only P-256', async () => {
+    for (const type of ['rsa', 'ed25519'] as const) {
+      const { privateKey } =
+        type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
+      const service = await startTestService({
+        SIGNING_JWKS: JSON.stringify({ keys: [{ ...privateKey.export({ format: 'jwk' }), kid: type }] }),
+      });
+      try {
+        const response = await fetch(`${service.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            redirect_uris: ['http://127.0.0.1:9/cb'],
+            token_endpoint_auth_method: 'none',
+          }),
+        });
+        expect(response.status, `${type}: ${await response.clone().text()}`).toBe(201);
+      } finally {
+        await service.close();
+      }
+    }
   });
 
   it('reads the shutdown and HTTP timeouts, in milliseconds, and refuses bad ones', () => {
