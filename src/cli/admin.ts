@@ -97,8 +97,14 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
     if (values.account) handleOf(values.account, 'account');
     if (!values.name || values.name.length > TOKEN_LIMITS.nameMaxLength)
       throw new UsageError(`--name is required (1 to ${TOKEN_LIMITS.nameMaxLength} characters).`);
-    if (values.scopes && values.scopes !== 'all') {
-      const listed = values.scopes.split(',').map((s) => s.trim());
+    // Given but empty (`--scopes "$SCOPES"` with the variable unset) is a mistake, never every scope.
+    if (values.scopes !== undefined && values.scopes !== 'all') {
+      const listed = values.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (listed.length === 0)
+        throw new UsageError('--scopes names no scope: list them (project:read,glossary:read) or give all.');
       const unknown = listed.filter((s) => !isScope(s));
       if (unknown.length > 0) throw new UsageError(`Unknown scopes: ${unknown.join(', ')}.`);
       scopes = listed as Scope[];
