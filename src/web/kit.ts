@@ -128,9 +128,32 @@ function errorFor(fields: FieldErrors | undefined, name: string): string | undef
 export const isOk = (r: OperationResponse) => r.status >= 200 && r.status < 300;
 
 /**
+ * One page of a list operation (100 items, in the API's order) starting at `cursor`, the `nextCursor` of
+ * the page before as a "More" link carried it (anything but a string is the first page); `next` is the
+ * cursor of the page after, when there is one. Pages of long lists (an account's projects, an
+ * organization's members) go a page at a time, so that a page costs the same however long the list is.
+ */
+export async function listPage<T>(
+  call: WebCall,
+  operationId: string,
+  input: { params?: Record<string, string>; query?: Record<string, unknown> },
+  cursor: unknown,
+): Promise<{ items: T[]; next?: string } | { failed: OperationResponse }> {
+  const query: Record<string, unknown> = {
+    ...input.query,
+    limit: 100,
+    ...(typeof cursor === 'string' && cursor !== '' ? { cursor } : {}),
+  };
+  const r = await call(operationId, { ...input, query });
+  if (!isOk(r)) return { failed: r };
+  const body = r.body as { items: T[]; nextCursor?: string | null };
+  return { items: body.items, ...(body.nextCursor ? { next: body.nextCursor } : {}) };
+}
+
+/**
  * Every item of a paginated list operation, in the API's order (oldest first), following `nextCursor`
- * page by page (100 items, the most a page holds); or the first failed response. A page that lists
- * only the first page shows the oldest items and never the newest.
+ * page by page (100 items, the most a page holds); or the first failed response. For lists a person's own
+ * activity bounds (their tokens, a resource's versions shown newest first); longer ones go by listPage.
  */
 export async function allItems<T>(
   call: WebCall,
@@ -138,14 +161,12 @@ export async function allItems<T>(
   input: { params?: Record<string, string>; query?: Record<string, unknown> } = {},
 ): Promise<{ items: T[] } | { failed: OperationResponse }> {
   const items: T[] = [];
-  let cursor: string | null = null;
+  let cursor: string | undefined;
   do {
-    const query: Record<string, unknown> = { ...input.query, limit: 100, ...(cursor ? { cursor } : {}) };
-    const r = await call(operationId, { ...input, query });
-    if (!isOk(r)) return { failed: r };
-    const body = r.body as { items: T[]; nextCursor?: string | null };
-    items.push(...body.items);
-    cursor = body.nextCursor ?? null;
+    const page = await listPage<T>(call, operationId, input, cursor);
+    if ('failed' in page) return page;
+    items.push(...page.items);
+    cursor = page.next;
   } while (cursor);
   return { items };
 }

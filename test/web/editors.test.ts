@@ -133,3 +133,41 @@ describe('the voice editor', () => {
     expect(now).toContain('value="Saved first"');
   });
 });
+
+describe('list pages', () => {
+  it('go through an account past its first hundred projects a page at a time', {
+    timeout: 120_000,
+  }, async () => {
+    const owner = uniqueHandle('lst');
+    const jar = await signedIn(owner);
+    const csrf = csrfOf(await formOn(jar, '/dashboard', '/dashboard/projects'));
+    for (let i = 1; i <= 101; i++) {
+      const created = await postForm(jar, `${service.url}/dashboard/projects`, {
+        csrf,
+        account: owner,
+        handle: `p${i}`,
+        name: `Project ${i}`,
+        sourceLocale: 'en',
+      });
+      expect(created.status).toBe(303);
+    }
+    const projectLinks = (html: string) =>
+      html.match(new RegExp(`href="/accounts/${owner}/projects/p\\d+"`, 'g')) ?? [];
+    // The dashboard shows the first page and leads to the account's page for the rest.
+    const dashboard = await (await jar.fetch(`${service.url}/dashboard`)).text();
+    expect(projectLinks(dashboard)).toHaveLength(100);
+    expect(dashboard).toContain(`href="/accounts/${owner}">All projects of @${owner}`);
+    // The account's page: a hundred, then a link to the next hundred, which holds the 101st.
+    const first = await (await jar.fetch(`${service.url}/accounts/${owner}`)).text();
+    expect(projectLinks(first)).toHaveLength(100);
+    const next = /href="(\/accounts\/[^"?]+\?after=[^"]+)">Next 100 projects/.exec(first)?.[1];
+    expect(next).toBeDefined();
+    const second = await (await jar.fetch(`${service.url}${next!.replaceAll('&amp;', '&')}`)).text();
+    expect(projectLinks(second)).toEqual([`href="/accounts/${owner}/projects/p101"`]);
+    expect(second).toContain(`href="/accounts/${owner}">← First projects`);
+    expect(second).not.toContain('Next 100 projects');
+    // A cursor the service did not hand out is refused, not read as the first page.
+    const forged = await jar.fetch(`${service.url}/accounts/${owner}?after=not-a-cursor`);
+    expect(forged.status).toBe(400);
+  });
+});

@@ -4,7 +4,7 @@
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { formErrors, isOk, type Kit, type PageContext, text } from '../kit.ts';
+import { formErrors, isOk, type Kit, listPage, type PageContext, text } from '../kit.ts';
 import { linkedIdentities, type ProviderChoice } from './identities.ts';
 
 const MODELS = '/settings/models';
@@ -22,13 +22,21 @@ export function accountSettingsPages(
     res: Response,
     pc: PageContext,
     account: string,
-    extra: { status?: number; values?: object; fields?: object; form?: string[]; notice?: string } = {},
+    extra: {
+      status?: number;
+      values?: object;
+      fields?: object;
+      form?: string[];
+      notice?: string;
+      /** Where the list starts: the cursor a "Next" link carried. */
+      after?: unknown;
+    } = {},
   ) {
     const acc = await pc.call('getAccount', { params: { account } });
     if (!isOk(acc)) return kit.problemPage(res, pc, acc);
     const role = (acc.body as { role: Role | null }).role;
-    const r = await pc.call('listModels', { params: { account }, query: { limit: 100 } });
-    if (!isOk(r)) return kit.problemPage(res, pc, r);
+    const models = await listPage(pc.call, 'listModels', { params: { account } }, extra.after);
+    if ('failed' in models) return kit.problemPage(res, pc, models.failed);
     kit.render(
       res,
       pc,
@@ -44,7 +52,8 @@ export function accountSettingsPages(
         acting: { handle: account, role },
         notice: extra.notice,
         account,
-        models: (r.body as { items: unknown[] }).items,
+        models: models.items,
+        pages: { models: { next: models.next, later: typeof extra.after === 'string' } },
         canEdit: pipeline.allows(role, 'model:write'),
         values: extra.values ?? {},
         fields: extra.fields ?? {},
@@ -58,7 +67,7 @@ export function accountSettingsPages(
     MODELS,
     kit.page(async (req, res, pc) => {
       const account = typeof req.query.account === 'string' ? req.query.account : pc.userHandle;
-      await modelsPage(res, pc, account, { notice: kit.noticeOf(req, pc) });
+      await modelsPage(res, pc, account, { notice: kit.noticeOf(req, pc), after: req.query.after });
     }),
   );
 

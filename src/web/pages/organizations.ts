@@ -4,7 +4,7 @@ import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
-import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+import { formErrors, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
 
 interface Organization {
   handle: string;
@@ -13,7 +13,6 @@ interface Organization {
   role: 'admin' | 'member' | null;
 }
 
-const PAGE = { limit: 100 };
 /** The invitation link: opened in a browser, it shows what the invitation is and asks for an answer. */
 const INVITATION_PATH = '/invitations/answer';
 const ROLE = { admin: 'organization_admin', member: 'organization_member' } as const;
@@ -30,6 +29,8 @@ export function organizationPages(
     profile?: object;
     invite?: object;
     notice?: string;
+    /** Where the member and invitation lists start: the cursors the page's "Next" links carried. */
+    after?: { members?: unknown; invitations?: unknown };
   }
 
   async function orgPage(res: Response, pc: PageContext, handle: string, extra: Extra = {}) {
@@ -38,12 +39,22 @@ export function organizationPages(
     const org = r.body as Organization;
     const role = org.role ? ROLE[org.role] : 'public_account';
     const can = (scope: string) => pipeline.allows(role, scope);
+    const after = extra.after ?? {};
     const members = can('members:read')
-      ? await pc.call('listMembers', { params: { org: handle }, query: PAGE })
+      ? await listPage(pc.call, 'listMembers', { params: { org: handle } }, after.members)
       : null;
     const invitations = can('members:write')
-      ? await pc.call('listInvitations', { params: { org: handle }, query: { ...PAGE, status: 'pending' } })
+      ? await listPage(
+          pc.call,
+          'listInvitations',
+          { params: { org: handle }, query: { status: 'pending' } },
+          after.invitations,
+        )
       : null;
+    for (const list of [members, invitations])
+      if (list && 'failed' in list) return kit.problemPage(res, pc, list.failed);
+    const itemsOf = (list: typeof members) => (list && 'items' in list ? list.items : []);
+    const nextOf = (list: typeof members) => (list && 'items' in list ? list.next : undefined);
     kit.render(
       res,
       pc,
@@ -62,8 +73,13 @@ export function organizationPages(
           leave: org.role !== null,
           signIn: can('organization:admin'),
         },
-        members: members && isOk(members) ? (members.body as { items: unknown[] }).items : [],
-        invitations: invitations && isOk(invitations) ? (invitations.body as { items: unknown[] }).items : [],
+        members: itemsOf(members),
+        invitations: itemsOf(invitations),
+        // Each list a page at a time: the link to its next page, and back to its start on a later one.
+        pages: {
+          members: { next: nextOf(members), later: typeof after.members === 'string' },
+          invitations: { next: nextOf(invitations), later: typeof after.invitations === 'string' },
+        },
         profile: extra.profile ?? {
           values: { displayName: org.displayName, visibility: org.visibility },
           fields: {},
@@ -92,7 +108,10 @@ export function organizationPages(
   router.get(
     '/orgs/:org',
     kit.page(async (req, res, pc) => {
-      await orgPage(res, pc, String(req.params.org), { notice: kit.noticeOf(req, pc) });
+      await orgPage(res, pc, String(req.params.org), {
+        notice: kit.noticeOf(req, pc),
+        after: { members: req.query.members_after, invitations: req.query.invitations_after },
+      });
     }),
   );
 

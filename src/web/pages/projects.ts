@@ -4,11 +4,13 @@ import type { Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import {
+  allItems,
   type Crumb,
   formErrors,
   isOk,
   type Kit,
   list,
+  listPage,
   type PageContext,
   pathOf,
   text,
@@ -37,8 +39,9 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
   const can = (role: Role | null | undefined, scope: string) => pipeline.allows(role, scope);
 
   async function accounts(pc: PageContext): Promise<AccountRow[]> {
-    const r = await pc.call('listAccounts', { query: PAGE });
-    return isOk(r) ? (r.body as { items: AccountRow[] }).items : [];
+    // All of them: the person's own account and the organizations they are in.
+    const all = await allItems<AccountRow>(pc.call, 'listAccounts');
+    return 'items' in all ? all.items : [];
   }
 
   async function dashboard(
@@ -50,7 +53,9 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     const withProjects = await Promise.all(
       mine.map(async (account) => {
         const r = await pc.call('listProjects', { params: { account: account.handle }, query: PAGE });
-        return { ...account, projects: isOk(r) ? (r.body as { items: ProjectRow[] }).items : [] };
+        const page = isOk(r) ? (r.body as { items: ProjectRow[]; nextCursor?: string | null }) : undefined;
+        // The first page only; the account's page goes through the rest a page at a time.
+        return { ...account, projects: page?.items ?? [], moreProjects: Boolean(page?.nextCursor) };
       }),
     );
     kit.render(
@@ -124,14 +129,22 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       const found = await account(pc, String(req.params.account));
       if (!found.account) return kit.problemPage(res, pc, found.failed);
       const a = found.account;
-      const projects = await pc.call('listProjects', { params: { account: a.handle }, query: PAGE });
+      const projects = await listPage<ProjectRow>(
+        pc.call,
+        'listProjects',
+        { params: { account: a.handle } },
+        req.query.after,
+      );
+      if ('failed' in projects) return kit.problemPage(res, pc, projects.failed);
       kit.render(res, pc, 'account', {
         title: a.displayName,
         section: 'dashboard',
         crumbs: accountCrumbs(a.handle),
         acting: { handle: a.handle, role: a.role },
         account: a,
-        projects: isOk(projects) ? (projects.body as { items: ProjectRow[] }).items : [],
+        projects: projects.items,
+        // The list a page at a time: the link to its next page, and back to its start on a later one.
+        pages: { projects: { next: projects.next, later: typeof req.query.after === 'string' } },
         can: {
           voice: can(a.role, 'voice:read'),
           glossary: can(a.role, 'glossary:read'),
