@@ -103,6 +103,14 @@ describe('policy parsing', () => {
     expect(() => parsePolicy(text)).toThrow(message);
   });
 
+  it('names POLICY_DIR when a file of it cannot be read', async () => {
+    const dir = policyDir(realPolicy);
+    const missing = join(dir, 'nowhere');
+    await expect(loadPolicy(missing)).rejects.toThrow(
+      new RegExp(`^${join(missing, 'policy.csv')} cannot be read \\(POLICY_DIR names`),
+    );
+  });
+
   it('honours a deny line over an allow line', async () => {
     const dir = policyDir(
       'p, organization_member, project, write, allow\np, organization_member, project, write, deny\n',

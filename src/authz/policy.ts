@@ -70,13 +70,24 @@ export interface Policy {
  * everyone out; a matcher without `r.act == p.act` grants every action of an object), so each decision of
  * the model is held against that reading, and a model that disagrees stops the start naming model.conf.
  */
+/** A file of POLICY_DIR; one that cannot be read stops the start naming the setting, not with a bare ENOENT. */
+function readPolicyFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new PolicyError(
+      `${file} cannot be read (POLICY_DIR names the folder of model.conf and policy.csv): ${(error as Error).message}`,
+    );
+  }
+}
+
 export async function loadPolicy(
   dir = DEFAULT_POLICY_DIR,
   needed: ReadonlyMap<string, readonly string[]> = new Map(),
 ): Promise<Policy> {
   const modelFile = join(dir, 'model.conf');
   const policyFile = join(dir, 'policy.csv');
-  const rules = parsePolicy(readFileSync(policyFile, 'utf8'), policyFile);
+  const rules = parsePolicy(readPolicyFile(policyFile), policyFile);
   // A scope no line names is one nobody may use: a policy.csv cut short, or older than the operations,
   // would otherwise start a service that quietly refuses them. Refusing one to everyone is a deny line.
   for (const [scope, operations] of needed) {
@@ -88,8 +99,9 @@ export async function loadPolicy(
   }
   const allowed = new Set<string>();
   const objectsActions = [...new Set(rules.map((r) => `${r.object}:${r.action}`))];
+  const modelText = readPolicyFile(modelFile);
   try {
-    const model = newModelFromString(readFileSync(modelFile, 'utf8'));
+    const model = newModelFromString(modelText);
     const csv = rules.map((r) => `p, ${r.role}, ${r.object}, ${r.action}, ${r.effect}`).join('\n');
     const enforcer: Enforcer = await newEnforcer(model, new StringAdapter(csv));
     for (const role of ROLES) {
