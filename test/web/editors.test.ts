@@ -171,3 +171,30 @@ describe('list pages', () => {
     expect(forged.status).toBe(400);
   });
 });
+
+describe('names people chose', () => {
+  it('are set apart, so a right-to-left override in one cannot turn the handle beside it around', async () => {
+    const owner = uniqueHandle('rlo');
+    const jar = await signedIn(owner);
+    const form = await formOn(jar, '/settings/profile', '/settings/profile');
+    const saved = await postForm(jar, `${service.url}/settings/profile`, {
+      csrf: csrfOf(form),
+      displayName: 'Ada \u202eecalevol',
+    });
+    expect(saved.status).toBe(303);
+    // An organization's name too, which its admins choose and its members read.
+    const org = `${owner}-org`;
+    const created = await postForm(jar, `${service.url}/dashboard/organizations`, {
+      csrf: csrfOf(await formOn(jar, '/dashboard', '/dashboard/organizations')),
+      handle: org,
+      displayName: 'Acme \u202eelgoog',
+      visibility: 'private',
+    });
+    expect(created.status).toBe(303);
+    const page = await (await jar.fetch(`${service.url}/orgs/${org}`)).text();
+    expect(page).toContain('<h1><bdi>Acme \u202eelgoog</bdi> <span class="muted">@');
+    expect(page).toContain(`<td><bdi>Ada \u202eecalevol</bdi> <span class="muted">@${owner}</span></td>`);
+    const dashboard = await (await jar.fetch(`${service.url}/dashboard`)).text();
+    expect(dashboard).toContain(`<a href="/accounts/${org}"><bdi>Acme \u202eelgoog</bdi></a>`);
+  });
+});
