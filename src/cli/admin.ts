@@ -110,7 +110,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
       scopes = listed as Scope[];
     }
     if (values.days !== undefined) {
-      days = Number(values.days);
+      // Decimal digits only: Number() would read `0x10` as 16 and ` 7` as 7.
+      days = /^\d+$/.test(values.days) ? Number(values.days) : Number.NaN;
       if (
         !Number.isInteger(days) ||
         days < TOKEN_LIMITS.minLifetimeDays ||

@@ -90,6 +90,7 @@ describe('the first admin of a production install', { timeout: 180_000 }, () => 
       [['create-token', '--user', 'chief', '--name', 'x', '--scopes', ''], /--scopes names no scope/],
       [['create-token', '--user', 'chief', '--name', 'x', '--scopes', ' , '], /--scopes names no scope/],
       [['create-token', '--user', 'chief', '--name', 'x', '--days', '9999'], /--days must be/],
+      [['create-token', '--user', 'chief', '--name', 'x', '--days', '0x10'], /--days must be/],
       [['create-token', '--user', 'chief', '--name', 'x', '--account', 'elsewhere'], /not an admin/],
     ];
     for (const [args, message] of cases) {
