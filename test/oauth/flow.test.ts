@@ -62,8 +62,8 @@ describe('authorization code flow with PKCE (public client)', () => {
       handle,
       create: true,
     });
-    expect(pages[0]).toContain('Sign in to continue to Flow test agent');
-    expect(pages[1]).toContain('Allow <strong>Flow test agent</strong>');
+    expect(pages[0]).toContain('Sign in to continue to <bdi>Flow test agent</bdi>');
+    expect(pages[1]).toContain('Allow <strong><bdi>Flow test agent</bdi></strong>');
     expect(pages[1]).toContain('Create or update projects');
 
     const params = oauth.validateAuthResponse(as, client, callback, state);
