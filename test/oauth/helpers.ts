@@ -79,6 +79,13 @@ export async function devSignIn(
   return response.headers.getSetCookie().find((c) => c.startsWith('l10n_session='))!;
 }
 
+/** A new cookie jar signed in as `handle` (created if need be) through the development sign-in. */
+export async function signedInJar(service: { url: string }, handle: string): Promise<CookieJar> {
+  const jar = new CookieJar();
+  await devSignIn(service, jar, handle, '/dashboard');
+  return jar;
+}
+
 export interface BrowserOptions {
   /** Signs in as this handle, creating the user if `create`. */
   handle: string;

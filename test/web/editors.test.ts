@@ -2,17 +2,13 @@
 // form that fails says, what a stale form is told, and lists longer than one page of the API.
 // pages.test.ts walks the same pages in chromium.
 import { describe, expect, it } from 'vitest';
-import { CookieJar, csrfOf, devSignIn, postForm, uniqueHandle } from '../oauth/helpers.ts';
+import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 
-async function signedIn(handle: string): Promise<CookieJar> {
-  const jar = new CookieJar();
-  await devSignIn(service, jar, handle, '/dashboard');
-  return jar;
-}
+const signedIn = (handle: string) => signedInJar(service, handle);
 
 /** The page's HTML from the form posting to `action` on: its CSRF token and etag are the form's own. */
 async function formOn(jar: CookieJar, path: string, action: string): Promise<string> {

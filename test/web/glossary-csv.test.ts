@@ -2,17 +2,13 @@
 // holds, its export imports back as the same glossary. pages.test.ts walks the same pages in chromium.
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { CookieJar, csrfOf, devSignIn, uniqueHandle } from '../oauth/helpers.ts';
+import { type CookieJar, csrfOf, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 
-async function signedIn(handle: string): Promise<CookieJar> {
-  const jar = new CookieJar();
-  await devSignIn(service, jar, handle, '/dashboard');
-  return jar;
-}
+const signedIn = (handle: string) => signedInJar(service, handle);
 
 async function importCsv(jar: CookieJar, account: string, csv: string): Promise<void> {
   const page = await jar.fetch(`${service.url}/accounts/${account}/glossary`);
