@@ -48,15 +48,25 @@ export function assertAccountHandle(handle: string, pointer: string): void {
   if (RESERVED_HANDLES.has(handle)) throw new InvalidInput(`The handle "${handle}" is reserved.`, pointer);
 }
 
+/** The longest locale the API takes and returns (openapi.yaml's Locale). */
+const MAX_LOCALE_LENGTH = 35;
+
 /** The canonical form of a BCP 47 tag (`en-us` -> `en-US`), or a 400 problem naming the bad one. */
 export function canonicalLocale(tag: string, pointer: string): string {
+  let canonical: string | undefined;
   try {
-    const [canonical] = Intl.getCanonicalLocales(tag);
-    if (canonical) return canonical;
+    [canonical] = Intl.getCanonicalLocales(tag);
   } catch {
-    // fall through to the problem below
+    // the problem below
   }
-  throw new InvalidInput(`"${tag}" is not a valid BCP 47 language tag.`, pointer);
+  if (!canonical) throw new InvalidInput(`"${tag}" is not a valid BCP 47 language tag.`, pointer);
+  // Canonical forms can be longer than what was sent (`sh` is `sr-Latn`), and what is stored is returned.
+  if (canonical.length > MAX_LOCALE_LENGTH)
+    throw new InvalidInput(
+      `"${tag}" is "${canonical}" in canonical form, ${canonical.length} characters: a locale has at most ${MAX_LOCALE_LENGTH}.`,
+      pointer,
+    );
+  return canonical;
 }
 
 export function canonicalLocales(tags: string[], pointer: string): string[] {

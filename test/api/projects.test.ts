@@ -124,6 +124,23 @@ describe('projects through the generated SDK', () => {
       body: { handle: 'loc', name: 'L', sourceLocale: 'en', targetLocales: ['en'] },
     });
     expect(sameAsSource.response.status).toBe(400);
+    // 34 characters as sent, 39 in canonical form (sh is sr-Latn): more than a locale may have.
+    const grown = await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: {
+        handle: 'loc',
+        name: 'L',
+        sourceLocale: 'en',
+        targetLocales: ['sh-RS-u-ca-buddhist-nu-latn-x-abcd'],
+      },
+    });
+    expect(grown.response.status).toBe(400);
+    expect(grown.error).toMatchObject({
+      errors: [
+        { pointer: '/body/targetLocales/0', message: expect.stringMatching(/sr-Latn-RS.*at most 35/) },
+      ],
+    });
 
     const list = await sdk.listProjects({ client: ada.client, path: { account: 'ada' } });
     expect(list.data?.items).toEqual([]);
