@@ -6,8 +6,10 @@
 //   /oauth/* and /.well-known/*: an RFC 6749 error body {error, error_description};
 //   pages asked for by a browser: a short HTML page.
 // Client errors are logged at debug level without a stack; anything else at error level.
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { type Problem, problems, sendProblem } from './api/problem.ts';
+import { type Problem, problems } from './api/problem.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_DETAIL,
@@ -120,6 +122,10 @@ function formatBytes(bytes: number): string {
 /** The failure as a problem (RFC 9457), for the API and for non-browser clients elsewhere. */
 function failureProblem(failure: HttpFailure): Problem {
   switch (failure.status) {
+    case 408:
+      return problems.requestTimeout(failure.detail);
+    case 431:
+      return problems.headersTooLarge(failure.detail);
     case 413:
       return problems.payloadTooLarge(failure.detail);
     case 415:
@@ -142,9 +148,19 @@ function oauthErrorCode(status: number): string {
 
 const JSON_RPC = { parse: -32700, invalidRequest: -32600, internal: -32603, unavailable: -32000 } as const;
 
-function send(door: Door, req: Request, res: Response, failure: HttpFailure): void {
-  for (const [name, value] of Object.entries(failure.headers ?? {})) res.setHeader(name, value);
-  res.status(failure.status);
+interface FailureAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The answer to a failure in the door's format; `wantsHtml` when a browser asked for a page. */
+function failureAnswer(door: Door, wantsHtml: boolean, failure: HttpFailure): FailureAnswer {
+  const json = (body: unknown, type = 'application/json; charset=utf-8') => ({
+    status: failure.status,
+    headers: { ...failure.headers, 'Content-Type': type },
+    body: JSON.stringify(body),
+  });
   if (door === 'mcp') {
     const code = failure.parse
       ? JSON_RPC.parse
@@ -153,24 +169,38 @@ function send(door: Door, req: Request, res: Response, failure: HttpFailure): vo
         : failure.status >= 500
           ? JSON_RPC.internal
           : JSON_RPC.invalidRequest;
-    res.json({ jsonrpc: '2.0', error: { code, message: failure.detail }, id: null });
-    return;
+    return json({ jsonrpc: '2.0', error: { code, message: failure.detail }, id: null });
   }
   if (door === 'oauth') {
-    res.json({ error: oauthErrorCode(failure.status), error_description: failure.detail });
-    return;
+    return json({ error: oauthErrorCode(failure.status), error_description: failure.detail });
   }
-  if (door === 'web' && req.accepts(['application/json', 'text/html']) === 'text/html') {
-    res.type('html').send(
-      page(
+  if (door === 'web' && wantsHtml) {
+    return {
+      status: failure.status,
+      headers: { ...failure.headers, 'Content-Type': 'text/html; charset=utf-8' },
+      body: page(
         'Error',
         html`<h1>${failure.status === 503 ? 'Unavailable' : 'Error'}</h1><p>${failure.detail}</p>
 <p><a href="/">Go to the start page</a></p>`,
       ),
-    );
-    return;
+    };
   }
-  sendProblem(res, failureProblem(failure));
+  const problem = failureProblem(failure);
+  return {
+    ...json(problem.toJSON(), 'application/problem+json; charset=utf-8'),
+    headers: {
+      ...failure.headers,
+      ...problem.headers,
+      'Content-Type': 'application/problem+json; charset=utf-8',
+    },
+  };
+}
+
+function send(door: Door, req: Request, res: Response, failure: HttpFailure): void {
+  const wantsHtml = req.accepts(['application/json', 'text/html']) === 'text/html';
+  const answer = failureAnswer(door, wantsHtml, failure);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.status(answer.status).send(answer.body);
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -189,5 +219,44 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     send(doorOf(req.path), req, res, failure);
+  };
+}
+
+/**
+ * A request Node could not parse (headers over its 16 kB limit, a malformed request line or header, a
+ * request not sent within HTTP_REQUEST_TIMEOUT_MS) never reaches express: Node's own answer is a bare status
+ * line with no body. This answers it in the format of the door the request line names, as any other client
+ * mistake: 431, 408 or 400 (Node's choice of status), and closes the connection.
+ */
+export function clientErrorHandler(logger: Logger) {
+  return (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status =
+      error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const detail =
+      status === 431
+        ? 'The request headers (with the URL) are larger than the 16 kB this service reads.'
+        : status === 408
+          ? 'The request was not sent in time.'
+          : 'The request is not valid HTTP.';
+    // What the client sent before the error: its request line names the door, its Accept a browser.
+    const received = error.rawPacket?.toString('latin1') ?? '';
+    const path = /^[A-Z]+ (\S+)/.exec(received)?.[1] ?? '/';
+    const wantsHtml = /\r\naccept:[^\r\n]*text\/html/i.test(received);
+    const answer = failureAnswer(doorOf(path.split('?')[0]!), wantsHtml, { status, detail });
+    logger.debug({ code: error.code, status, detail }, 'client error');
+    const body = Buffer.from(answer.body);
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`),
+      `Content-Length: ${body.length}`,
+      'X-Content-Type-Options: nosniff',
+      "Content-Security-Policy: default-src 'none'; style-src 'self'",
+      'Connection: close',
+    ].join('\r\n');
+    socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]));
   };
 }

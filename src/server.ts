@@ -6,6 +6,7 @@ import { createContext } from './context.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { abandonStatements, openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './domain/seed.ts';
+import { clientErrorHandler } from './http-errors.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { startMemoryReducer } from './lib/memory-reducer.ts';
 import { startMetricsServer } from './lib/metrics.ts';
@@ -61,6 +62,8 @@ export async function startServer(
     );
   }).catch(unwind);
   started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  // What Node cannot parse gets an answer in the door's format, not a bare status line.
+  server.on('clientError', clientErrorHandler(logger));
   // Slow or stalled clients must not hold connections (and a shutdown) open for ever.
   server.headersTimeout = config.http.headersTimeoutMs;
   server.requestTimeout = config.http.requestTimeoutMs;

@@ -95,6 +95,9 @@ export const problems = {
     new Problem(413, 'payload-too-large', 'Payload too large', detail, {
       errors: [{ pointer: '/body', message: detail }],
     }),
+  headersTooLarge: (detail: string) =>
+    new Problem(431, 'headers-too-large', 'Request header fields too large', detail),
+  requestTimeout: (detail: string) => new Problem(408, 'request-timeout', 'Request timeout', detail),
   unsupportedMediaType: (detail: string) =>
     new Problem(415, 'unsupported-media-type', 'Unsupported media type', detail),
   /** The database (or another dependency) is unreachable for now; the request changed nothing. */

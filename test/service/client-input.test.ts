@@ -3,6 +3,7 @@
 // 4xx in the door's own format (problem+json on /api, a JSON-RPC error on /mcp, an RFC 6749 error body on
 // /oauth/*), never express's HTML page with a stack trace, and none of them is logged as an error.
 
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
@@ -203,6 +204,51 @@ describe('paths that are not valid percent-encoding', () => {
       expect(await res.text()).not.toMatch(/\n\s+at |URIError/);
     },
   );
+});
+
+describe('requests Node cannot parse', () => {
+  /** Sends raw bytes on a connection of its own and returns what came back before the service closed it. */
+  function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(service.port, '127.0.0.1', () => socket.write(request));
+      let received = '';
+      socket.on('data', (chunk) => {
+        received += chunk.toString('utf8');
+      });
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = received.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
+      });
+    });
+  }
+  const huge = `x-filler: ${'a'.repeat(20_000)}\r\n`;
+
+  it.each([
+    ['/api/v1/accounts', 'application/problem+json', (body: string) => JSON.parse(body).status],
+    ['/mcp', 'application/json', (body: string) => JSON.parse(body).error.code],
+    ['/oauth/token', 'application/json', (body: string) => JSON.parse(body).error],
+  ])("%s: headers over the limit are a 431 in the door's format", async (path, type, read) => {
+    const answer = await raw(`GET ${path} HTTP/1.1\r\nHost: x\r\n${huge}\r\n`);
+    expect(answer.status).toBe(431);
+    expect(answer.headers).toContain(`content-type: ${type}`);
+    expect(read(answer.body)).toBe(
+      { '/api/v1/accounts': 431, '/mcp': -32600, '/oauth/token': 'invalid_request' }[path],
+    );
+  });
+
+  it('a page asked for by a browser: a 431 page', async () => {
+    const answer = await raw(`GET /dashboard HTTP/1.1\r\nHost: x\r\nAccept: text/html\r\n${huge}\r\n`);
+    expect(answer.status).toBe(431);
+    expect(answer.headers).toContain('content-type: text/html');
+    expect(answer.body).toContain('larger than the 16 kB');
+  });
+
+  it('a malformed header is a 400 problem on /api', async () => {
+    const answer = await raw('GET /api/v1/accounts HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 400, detail: 'The request is not valid HTTP.' });
+  });
 });
 
 describe('logging of client mistakes', () => {
