@@ -35,6 +35,7 @@ describe('account models through the generated SDK', () => {
       body: { handle: 'gpt', model: 'openai:gpt-4o', apiKey },
     });
     expect(created.response.status).toBe(201);
+    expect(created.response.headers.get('location')).toBe('/api/v1/accounts/ada/models/gpt');
     expect(created.data).toMatchObject({
       account: 'ada',
       handle: 'gpt',

@@ -13,6 +13,7 @@ async function createOrg(owner: TestUser, handle: string, visibility: 'private' 
     body: { handle, displayName: `${handle} Inc.`, visibility },
   });
   expect(created.response.status).toBe(201);
+  expect(created.response.headers.get('location')).toBe(`/api/v1/organizations/${handle}`);
   return created.data!;
 }
 

@@ -14,6 +14,13 @@ describe('projects through the generated SDK', () => {
       body: { handle: 'website', name: 'Website', sourceLocale: 'en-us', targetLocales: ['de', 'fr-ca'] },
     });
     expect(created.response.status).toBe(201);
+    // Location names where the new project is read.
+    const location = created.response.headers.get('location');
+    expect(location).toBe('/api/v1/accounts/ada/projects/website');
+    const atLocation = await fetch(new URL(location!, service.url), {
+      headers: { authorization: `Bearer ${ada.token}` },
+    });
+    expect(await atLocation.json()).toEqual(created.data);
     expect(created.data).toMatchObject({
       account: 'ada',
       handle: 'website',

@@ -62,7 +62,11 @@ export const modelHandlers = {
     });
     op.audit('model.create', 'account_model', id, { handle, model, isDefault, hasApiKey: apiKey !== null });
     await op.em.flush();
-    return { status: 201, body: serializeModel(row, account.handle) };
+    return {
+      status: 201,
+      headers: { Location: `/api/v1/accounts/${account.handle}/models/${row.handle}` },
+      body: serializeModel(row, account.handle),
+    };
   },
 
   async updateModel(op) {

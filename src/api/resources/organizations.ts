@@ -143,7 +143,11 @@ export const organizationHandlers = {
     const { organization, account } = createOrganization(op.em, creator, { handle, displayName, visibility });
     op.audit('organization.create', 'organization', organization.id, { handle, visibility }, account);
     await op.em.flush();
-    return { status: 201, body: serializeOrganization(account, 'admin') };
+    return {
+      status: 201,
+      headers: { Location: `/api/v1/organizations/${account.handle}` },
+      body: serializeOrganization(account, 'admin'),
+    };
   },
 
   async getOrganization(op) {

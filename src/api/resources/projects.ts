@@ -63,7 +63,11 @@ export const projectHandlers = {
     });
     op.audit('project.create', 'project', project.id, { handle: project.handle });
     await op.em.flush();
-    return { status: 201, body: serializeProject(project, account.handle) };
+    return {
+      status: 201,
+      headers: { Location: `/api/v1/accounts/${account.handle}/projects/${project.handle}` },
+      body: serializeProject(project, account.handle),
+    };
   },
 
   async getProject(op) {
