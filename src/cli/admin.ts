@@ -11,6 +11,7 @@ import { createOrganization } from '../domain/organizations.ts';
 import { issueAccountToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import { HANDLE_PATTERN, RESERVED_HANDLES } from '../domain/validation.ts';
+import { findTextIssues } from '../lib/text-input.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -28,6 +29,8 @@ Commands (each applies pending database migrations first; DATABASE_URL names the
 
 class UsageError extends Error {}
 
+/** A display name's bound (openapi.yaml: displayName of users and organizations; the schema checks it too). */
+const DISPLAY_NAME_MAX_LENGTH = 100;
 const EMAIL = /^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$/;
 
 function handleOf(value: string | undefined, option: string): string {
@@ -73,6 +76,14 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
     throw new UsageError(`Unknown command "${command}".`);
 
   // Input is checked before the database is touched.
+  // A name is what the API would take: 1 to 100 characters (a token's: its own bound), no control characters.
+  if (values.name !== undefined) {
+    const max = command === 'create-token' ? TOKEN_LIMITS.nameMaxLength : DISPLAY_NAME_MAX_LENGTH;
+    const [issue] = findTextIssues(values.name, '');
+    if (issue) throw new UsageError(`--name ${issue.message}.`);
+    if (values.name.length === 0 || [...values.name].length > max)
+      throw new UsageError(`--name must be 1 to ${max} characters.`);
+  }
   if (command === 'create-user') {
     handleOf(values.handle, 'handle');
     if (!values.email || !EMAIL.test(values.email))

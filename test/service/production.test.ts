@@ -91,6 +91,14 @@ describe('the first admin of a production install', { timeout: 180_000 }, () => 
       [['create-token', '--user', 'chief', '--name', 'x', '--scopes', ' , '], /--scopes names no scope/],
       [['create-token', '--user', 'chief', '--name', 'x', '--days', '9999'], /--days must be/],
       [['create-token', '--user', 'chief', '--name', 'x', '--days', '0x10'], /--days must be/],
+      [
+        ['create-org', '--handle', 'gamma', '--admin', 'chief', '--name', 'Bell\u0007'],
+        /--name contains the control character U\+0007/,
+      ],
+      [
+        ['create-org', '--handle', 'gamma', '--admin', 'chief', '--name', 'x'.repeat(101)],
+        /--name must be 1 to 100 characters/,
+      ],
       [['create-token', '--user', 'chief', '--name', 'x', '--account', 'elsewhere'], /not an admin/],
     ];
     for (const [args, message] of cases) {
