@@ -19,6 +19,7 @@ async function createOrg(handle: string, visibility: 'private' | 'public' = 'pri
 async function invite(org: string, email: string, role?: 'admin' | 'member') {
   const created = await sdk.createInvitation({ client: ada.client, path: { org }, body: { email, role } });
   expect(created.response.status).toBe(201);
+  expect(created.response.headers.get('cache-control')).toBe('no-store'); // its accept token is shown once
   return created.data!;
 }
 

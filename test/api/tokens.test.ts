@@ -58,6 +58,8 @@ describe('account tokens through the generated SDK', () => {
       description: 'reads projects',
     });
     expect(created.response.status).toBe(201);
+    // Shown once: no cache may keep the answer.
+    expect(created.response.headers.get('cache-control')).toBe('no-store');
     const token = created.data!;
     expect(token.token).toMatch(/^l10n_[0-9A-Za-z]{38}$/);
     expect(token).toMatchObject({

@@ -68,6 +68,7 @@ describe('organization domains, provider and enrollment', () => {
   it('verifies a domain only once its TXT record is published', async () => {
     const added = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain } });
     expect(added.response.status).toBe(201);
+    expect(added.response.headers.get('cache-control')).toBe('no-store'); // the TXT value is shown once
     const record = added.data!.txtRecord;
     expect(record.name).toBe(`_l10n-verification.${domain}`);
     expect(added.data!.verified).toBe(false);

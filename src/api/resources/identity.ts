@@ -13,6 +13,7 @@ import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
+import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
 import { findOrganization, findOrganizationId } from './organizations.ts';
 import { personalAccount } from './user.ts';
 
@@ -92,7 +93,11 @@ export const identityHandlers = {
       });
     op.audit('domain.add', 'organization_domain', row.id, { domain });
     await op.em.flush();
-    return { status: 201, body: { ...serializeDomain(row), txtRecord: challenge.record } };
+    return {
+      status: 201,
+      headers: SHOWN_ONCE_HEADERS,
+      body: { ...serializeDomain(row), txtRecord: challenge.record },
+    };
   },
 
   async removeDomain(op) {

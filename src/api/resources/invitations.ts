@@ -16,6 +16,7 @@ import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement, ProblemResponse } from '../pipeline.ts';
 import { problems } from '../problem.ts';
+import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
 import { findOrganization, findOrganizationId, serializeOrganization } from './organizations.ts';
 
 interface InvitationRow {
@@ -179,7 +180,11 @@ export const invitationHandlers = {
     op.audit('invitation.create', 'invitation', row.id, { email, role });
     await op.em.flush();
     const [stored] = await invitationRows(op.sql, organization.id, { id: row.id, limit: 1 });
-    return { status: 201, body: { ...serializeInvitation(stored!, handle), acceptToken: token } };
+    return {
+      status: 201,
+      headers: SHOWN_ONCE_HEADERS,
+      body: { ...serializeInvitation(stored!, handle), acceptToken: token },
+    };
   },
 
   async revokeInvitation(op) {

@@ -13,6 +13,7 @@ import {
 import { keysetPages, page, pageRequest } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
+import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
 
 /**
  * A page of an account's tokens with each creator's handle (their personal account's), in one statement
@@ -97,6 +98,7 @@ export const tokenHandlers = {
     const creator = await op.em.findOneOrFail(Account, { user: op.caller.userId });
     return {
       status: 201,
+      headers: SHOWN_ONCE_HEADERS,
       body: { ...serializeToken(row, target.account.handle, creator.handle), token: secret },
     };
   },
