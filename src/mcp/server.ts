@@ -5,8 +5,13 @@ import {
   type Server,
 } from '@modelcontextprotocol/server';
 import type { OperationRequest, OperationResponse, Pipeline } from '../api/pipeline.ts';
-import { Problem } from '../api/problem.ts';
+import { Problem, problems } from '../api/problem.ts';
 import type { FoundCaller } from '../authz/authenticator.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  isDatabaseUnavailable,
+} from '../db/unavailable.ts';
 import { refusedArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import { ParamsCheckingServer } from './invalid-params.ts';
@@ -61,7 +66,13 @@ export async function callTool(
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
   }
   const args = toOperationArguments(definition, params.arguments ?? {});
-  if (args instanceof Problem) return refusedArguments(definition, args);
+  if (args instanceof Problem) {
+    // The HTTP layer left a cached caller of this call to the pipeline, which refused arguments never
+    // reach: it is confirmed here instead, so that a revoked token hears 401 (or, while the database is
+    // away, 503), not what is wrong with its arguments, as at the REST door.
+    if (context.found.cachedAtEpoch !== undefined) await confirmCached(pipeline, context);
+    return refusedArguments(definition, args);
+  }
   const response = await pipeline.execute({
     operationId: definition.spec.operationId,
     ...args,
@@ -73,6 +84,17 @@ export async function callTool(
   if (response.status === 401) context.refused = true;
   if (isUnavailableResponse(response)) context.unavailable = response;
   return toToolResult(definition, response);
+}
+
+/** Confirms the call's cached caller: `refused` when its credential no longer works, `unavailable` when it cannot tell. */
+async function confirmCached(pipeline: Pipeline, context: CallContext): Promise<void> {
+  try {
+    if (!(await pipeline.confirm(context.bearer, 'mcp', context.found))) context.refused = true;
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
+    context.unavailable = { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+  }
 }
 
 /**

@@ -48,10 +48,14 @@ async function mcpStatus(
   account: string,
   revision: 'legacy' | 'modern',
   via: 'direct' | 'sdk' = 'direct',
+  extraArguments: Record<string, unknown> = {},
 ) {
   // A progress token is something the direct path leaves to the SDK (src/mcp/direct-call.ts).
   const meta = via === 'sdk' ? { _meta: { progressToken: 1 } } : {};
-  const call = { method: 'tools/call', params: { name: 'list_projects', arguments: { account }, ...meta } };
+  const call = {
+    method: 'tools/call',
+    params: { name: 'list_projects', arguments: { account, ...extraArguments }, ...meta },
+  };
   const headers = { authorization: `Bearer ${bearer}` };
   const response =
     revision === 'modern'
@@ -154,6 +158,32 @@ describe('the verified-caller cache', () => {
           expect(await mcpStatus(service, user.token, user.handle, revision, via), `${revision} ${via}`).toBe(
             401,
           );
+        }
+      }
+    }
+  });
+
+  it('answers a tool call with a revoked token by the 401 challenge when its arguments are refused too', async () => {
+    // Arguments the tool refuses (one it does not have, one of the wrong type) are answered before the
+    // pipeline, which confirms a cached caller, would run: the refusal must not tell a revoked token more
+    // than 401, as REST does not.
+    const wrongArguments = [{ bogus: 1 }, { limit: 'ten' }];
+    for (const via of ['direct', 'sdk'] as const) {
+      for (const revision of ['legacy', 'modern'] as const) {
+        const user = await newUser(`mcpargs${revision}${via}`);
+        for (const service of [a, b]) {
+          expect(await mcpStatus(service, user.token, user.handle, revision, via)).toBe(200);
+          for (const extra of wrongArguments)
+            expect(await mcpStatus(service, user.token, user.handle, revision, via, extra)).toBe(200);
+        }
+        await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+        for (const service of [a, b]) {
+          for (const extra of wrongArguments) {
+            expect(
+              await mcpStatus(service, user.token, user.handle, revision, via, extra),
+              `${revision} ${via} ${JSON.stringify(extra)}`,
+            ).toBe(401);
+          }
         }
       }
     }
