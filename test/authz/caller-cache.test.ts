@@ -189,6 +189,23 @@ describe('the verified-caller cache', () => {
     }
   });
 
+  it('never serves a token revoked after the database went back to an earlier point (restore, failover)', async () => {
+    const user = await newUser('restore');
+    const other = await newUser('restoreother');
+    const epoch = async () =>
+      ((await sql(a, 'select value::text as v from credential_epoch')) as { v: string }[])[0]!.v;
+    const before = await epoch();
+    // A credential change, then the token verified (and cached) at the epoch it brought.
+    await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [other.userId]);
+    await expectEverywhere(user.token, user.handle, 200, false);
+    // The database is restored to the point before that change (or fails over to a replica that had not
+    // received it): the epoch is what it was then. The instances keep running.
+    await sql(a, 'update credential_epoch set value = $1', [before]);
+    // After it, the token is revoked: one change, as there was one on the lost timeline.
+    await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+    await expectEverywhere(user.token, user.handle, 401, false);
+  });
+
   it('does not reuse a verification past the moment the token expires', async () => {
     const user = await newUser('soon');
     await sql(
