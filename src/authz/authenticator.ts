@@ -5,7 +5,7 @@
 // A cached caller is never acted on without a check that nothing about any credential changed since it was
 // verified. The database keeps a counter, the credential epoch, that moves in the same transaction as any
 // revocation or change of a token or grant (triggers in Migration20261125000000_credential_epoch), always to
-// a value it never had, even after a restore or failover took it back (Migration20261128000000). Each
+// a value it never had, even after a restore or failover took it back (Migration20261127000000). Each
 // cache entry carries the epoch it was verified at; before a cached caller may act, the request reads the
 // current epoch, and the pipeline reads it inside the statement that loads the target account, so in the
 // common case the check costs nothing extra. A different epoch means: forget the cache and verify again.

@@ -8,7 +8,7 @@ import { Migration } from '@mikro-orm/migrations';
 // takes the counter to at least the current time in microseconds, so after a restore or failover the next
 // change jumps past every value the lost timeline had (they were all taken earlier), and no cached
 // verification can match again.
-export class Migration20261128000000_epoch_never_repeats extends Migration {
+export class Migration20261127000000_epoch_never_repeats extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
 create or replace function bump_credential_epoch() returns trigger language plpgsql as $$
