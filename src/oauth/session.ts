@@ -16,8 +16,15 @@ export async function endAuthorizationSession(
   await session.destroy();
   // Drop the (now meaningless) cookie as well, with the attributes oidc-provider set it with.
   const name = provider.cookieName('session');
-  res.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'lax' });
-  res.clearCookie(`${name}.sig`, { path: '/', httpOnly: true, sameSite: 'lax' });
+  // Secure on an https issuer, as the cookie was (BASE_URL decides, not this request's scheme behind a proxy).
+  const attributes = {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: provider.issuer.startsWith('https:'),
+  } as const;
+  res.clearCookie(name, attributes);
+  res.clearCookie(`${name}.sig`, attributes);
 }
 
 /**
