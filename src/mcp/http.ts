@@ -104,13 +104,16 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   };
 
   // A cached caller is confirmed (one small statement) before anything is decided on it: tools/list, the
-  // scope step-up, every other method. One call of a tool on an account is left to the pipeline, whose
-  // statement loading the account confirms it at no extra cost; should that refuse the credential, the
-  // answer is still an HTTP 401 (serve() below).
+  // scope step-up, every other method. One plain call of a tool on an account is left to the pipeline, whose
+  // statement loading the account confirms it at no extra cost (callTool confirms it when the arguments
+  // never get there); should that refuse the credential, the answer is still an HTTP 401 (serve() below).
+  // Only a plain call: one the SDK could refuse before it reaches callTool (arguments that are not an
+  // object, a broken envelope) would otherwise tell a revoked token what is wrong with its request.
   const confirmCaller = async (req: Request, res: Response, next: NextFunction) => {
     const found: FoundCaller = res.locals.found;
     if (found.cachedAtEpoch === undefined) return next();
-    const definition = singleToolCall(req.body, registry.byName);
+    const call = plainCallOf(req, res);
+    const definition = call && registry.byName.get(call.params.name);
     if (definition?.spec.accountParam && found.caller.scopes.has(definition.scope)) return next();
     const caller = await pipeline.confirm(res.locals.bearer, 'mcp', found);
     if (!caller) return sendProblem(res, refuseBearer(res.locals.bearer));
@@ -202,7 +205,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
       countToolCall: options.countToolCall,
     };
-    const call = options.directToolCalls ? plainToolCall(req.body, req.headers) : undefined;
+    const call = options.directToolCalls ? plainCallOf(req, res) : undefined;
     if (call) {
       options.countToolCall?.('direct');
       return answerDirectly(call, context, res);
@@ -272,6 +275,12 @@ function originAllowed(origin: string, ownOrigin: string): boolean {
 }
 
 /** The tool of a request that is one tools/call and nothing else. */
+/** The request's plain tool call (direct-call.ts), worked out once per request. */
+function plainCallOf(req: Request, res: Response): PlainToolCall | undefined {
+  if (!('plainCall' in res.locals)) res.locals.plainCall = plainToolCall(req.body, req.headers);
+  return res.locals.plainCall;
+}
+
 function singleToolCall(
   body: unknown,
   tools: ReadonlyMap<string, ToolDefinition>,

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { resourceFor } from '../../src/oauth/index.ts';
-import { postMcp, postModern } from '../mcp/helpers.ts';
+import { jsonRpcOf, postMcp, postModern } from '../mcp/helpers.ts';
 import { CookieJar, connectPublicClient, sql, startOAuthService, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestOrganization, createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
 import type { TestService } from '../support/service.ts';
@@ -186,6 +186,29 @@ describe('the verified-caller cache', () => {
           }
         }
       }
+    }
+  });
+
+  it('answers a malformed tool call with a revoked token by the 401 challenge, not invalid params', async () => {
+    // The SDK refuses such a call (arguments that are not an object) before any tool runs: a cached caller
+    // must be confirmed before that, or the revoked token hears what is wrong with its request.
+    const user = await newUser('mcpmalformed');
+    const malformed = (service: TestService) =>
+      postMcp(
+        at(service),
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_projects', arguments: [1] } },
+        { authorization: `Bearer ${user.token}` },
+      );
+    for (const service of [a, b]) {
+      expect(await mcpStatus(service, user.token, user.handle, 'legacy')).toBe(200); // cached
+      const before = await malformed(service);
+      expect((await jsonRpcOf(before)).error.code).toBe(-32602);
+    }
+    await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+    for (const service of [a, b]) {
+      const after = await malformed(service);
+      expect(after.status).toBe(401);
+      await after.body?.cancel();
     }
   });
 
