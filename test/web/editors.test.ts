@@ -41,6 +41,37 @@ describe('the glossary editor', () => {
   });
 });
 
+describe('the glossary editor before the first save', () => {
+  it('refuses a form built on the empty glossary once someone saved, instead of overwriting unseen', async () => {
+    const owner = uniqueHandle('gfs');
+    const jar = await signedIn(owner);
+    const glossary = `/accounts/${owner}/glossary`;
+    const action = `${glossary}/entries`;
+    // Two people open the empty glossary: both forms carry no ETag.
+    const [first, second] = [await formOn(jar, glossary, action), await formOn(jar, glossary, action)];
+    expect(etagOf(first)).toBe('');
+    const add = (form: string, definition: string) =>
+      postForm(jar, `${service.url}${action}`, {
+        csrf: csrfOf(form),
+        etag: etagOf(form),
+        term: 'workspace',
+        definition,
+      });
+    expect((await add(first, 'Saved first')).status).toBe(303);
+    // The second "Add" names the same term: it must not replace the entry its author never saw.
+    const late = await add(second, 'Typed meanwhile');
+    expect(late.status).toBe(412);
+    const html = await late.text();
+    expect(html).toContain('Someone saved a newer version of the glossary meanwhile');
+    expect(html).toContain('>Typed meanwhile</textarea>');
+    // The same form sent twice (a double click) saves once.
+    expect((await add(first, 'Saved first')).status).toBe(412);
+    const now = await (await jar.fetch(`${service.url}${glossary}`)).text();
+    expect(now).toContain('Version 1 ·');
+    expect(now).toContain('<td data-label="Definition">Saved first</td>');
+  });
+});
+
 describe('history pages', () => {
   it('list the newest versions, and compare the newest two, past the first hundred', {
     timeout: 120_000,

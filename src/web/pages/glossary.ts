@@ -293,8 +293,24 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     }),
   );
 
-  /** Saves `entries` as the next version on top of the one the form was built from. */
-  function save(pc: PageContext, account: string, entries: Entry[], etag: string, changeNote: string) {
+  const stale =
+    'Someone saved a newer version of the glossary meanwhile; nothing was changed. Reload and try again.';
+
+  /**
+   * Saves `entries` as the next version on top of the one the form was built from. A form built when
+   * nothing was saved yet has no ETag to send, and a save without If-Match goes ahead: so when `current`
+   * (the glossary the entries were made from) exists, someone saved a first version meanwhile, and the
+   * form is refused as stale (412) as it would be with an ETag, not merged into what they saved unseen.
+   */
+  async function save(
+    pc: PageContext,
+    account: string,
+    current: Glossary | undefined,
+    entries: Entry[],
+    etag: string,
+    changeNote: string,
+  ): Promise<OperationResponse> {
+    if (etag === '' && current) return { status: 412, body: { detail: stale } };
     return pc.call('saveGlossary', {
       params: { account },
       ifMatch: etag || undefined,
@@ -304,8 +320,6 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
 
   const saved = (res: Response, pc: PageContext, account: string, r: OperationResponse) =>
     res.redirect(303, kit.withNotice(pc, base(account), `Saved as version ${(r.body as Glossary).version}.`));
-  const stale =
-    'Someone saved a newer version of the glossary meanwhile; nothing was changed. Reload and try again.';
 
   router.post(
     '/accounts/:account/glossary/entries',
@@ -349,7 +363,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       }
       entries[index] = entry;
       const note = values.changeNote || `${at >= 0 ? 'Edit' : 'Add'} ${entry.term}`;
-      const r = await save(pc, account, entries, text(req.body, 'etag'), note);
+      const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412)
         return glossaryPage(
@@ -393,7 +407,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const loaded = await load(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       const entries = (loaded.glossary?.entries ?? []).filter((e) => e.term !== term);
-      const r = await save(pc, account, entries, text(req.body, 'etag'), `Remove ${term}`);
+      const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), `Remove ${term}`);
       if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
       return kit.problemPage(res, pc, r);
@@ -428,7 +442,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         lineOf.set(at, i + 2); // line 1 is the header
       });
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
-      const r = await save(pc, account, entries, text(req.body, 'etag'), note);
+      const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return failed(412, stale);
       if (r.status !== 400) return kit.problemPage(res, pc, r);
