@@ -300,6 +300,13 @@ export function text(body: unknown, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+/**
+ * A textarea's text. Browsers send every line break in a textarea as CRLF (HTML's form submission), so a
+ * text saved with LF (by the API, a CSV import or an earlier save) would come back with CRLF however little
+ * the person changed: LF again, as it was.
+ */
+export const multiline = (body: unknown, name: string): string => text(body, name).replace(/\r\n?/g, '\n');
+
 /** A multi-valued form field (checkboxes, multi-selects) as strings. */
 export function list(body: unknown, name: string): string[] {
   const value = (body as Record<string, unknown> | undefined)?.[name];

@@ -37,7 +37,7 @@ describe('the glossary editor', () => {
     const html = await clash.text();
     // The message is next to the term field, and what was typed is still there.
     expect(html).toMatch(/<p class="field-error" id="f-entry-term-error">[^<]*beta[^<]*<\/p>/);
-    expect(html).toContain('<textarea id="f-entry-definition" name="definition">renamed</textarea>');
+    expect(html).toContain('<textarea id="f-entry-definition" name="definition">\nrenamed</textarea>');
   });
 });
 
@@ -63,7 +63,7 @@ describe('the glossary editor before the first save', () => {
     expect(late.status).toBe(412);
     const html = await late.text();
     expect(html).toContain('Someone saved a newer version of the glossary meanwhile');
-    expect(html).toContain('>Typed meanwhile</textarea>');
+    expect(html).toContain('>\nTyped meanwhile</textarea>');
     // The same form sent twice (a double click) saves once.
     expect((await add(first, 'Saved first')).status).toBe(412);
     const now = await (await jar.fetch(`${service.url}${glossary}`)).text();

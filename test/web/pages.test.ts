@@ -585,6 +585,49 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await readerContext.close();
   });
 
+  it("gives back a textarea's line breaks as they were: LF, not CRLF, and a leading one too", {
+    timeout: 120_000,
+  }, async () => {
+    const owner = uniqueHandle('lbr');
+    const { context, page } = await signIn(owner, '/dashboard');
+    // A definition with LF line breaks, one of them first, as the API or a CSV import saves it.
+    const definition = '\nIndented list:\n  - one\n  - two';
+    await page.goto(`${service.url}/accounts/${owner}/glossary`);
+    const csv = stringify([
+      ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'],
+      ['workspace', definition, 'false', 'false', 'false'],
+    ]);
+    await page
+      .locator('#f-import-file')
+      .setInputFiles({ name: 'terms.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as version 1.' }).waitFor();
+    // Edited only in its change note: the definition is what it was, and the diff says nothing changed.
+    await page.goto(`${service.url}/accounts/${owner}/glossary?edit=workspace#entry`);
+    expect(await page.getByLabel('Definition', { exact: true }).inputValue()).toBe(definition);
+    await page.getByLabel('Change note', { exact: true }).fill('Only a note');
+    await page.getByRole('button', { name: 'Save entry' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as version 2.' }).waitFor();
+    expect((await storedGlossary(owner))[0]).toMatchObject({ definition });
+    await page.goto(`${service.url}/accounts/${owner}/glossary/diff?from=1&to=2`);
+    expect(await page.locator('main').textContent()).toContain('0 entries differ.');
+
+    // The voice's guidelines, typed with line breaks, are stored with LF and edited back unchanged.
+    const guidelines = '\n# Rules\n\n- one\n- two';
+    await page.goto(`${service.url}/accounts/${owner}/voice`);
+    await page.getByLabel('Guidelines (Markdown)').fill(guidelines);
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as version 1.' }).waitFor();
+    expect(await page.getByLabel('Guidelines (Markdown)').inputValue()).toBe(guidelines);
+    const stored = await sql(
+      service,
+      `select v.guidelines from voice_versions v join accounts a on a.id = v.account_id where a.handle = $1`,
+      [owner],
+    );
+    expect(stored).toEqual([{ guidelines }]);
+    await context.close();
+  });
+
   it('answers a dead invitation link with 404, shows only notices it wrote, and words validator problems plainly', {
     timeout: 120_000,
   }, async () => {

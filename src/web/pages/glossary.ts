@@ -7,7 +7,7 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { allItems, formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+import { allItems, formErrors, isOk, type Kit, multiline, type PageContext, pathOf, text } from '../kit.ts';
 import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
@@ -328,7 +328,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const values = {
         original: text(req.body, 'original'),
         term: text(req.body, 'term'),
-        definition: text(req.body, 'definition'),
+        definition: multiline(req.body, 'definition'),
         translations: text(req.body, 'translations'),
         caseSensitive: text(req.body, 'caseSensitive') === 'on',
         doNotTranslate: text(req.body, 'doNotTranslate') === 'on',

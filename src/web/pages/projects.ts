@@ -11,6 +11,7 @@ import {
   type Kit,
   list,
   listPage,
+  multiline,
   type PageContext,
   pathOf,
   text,
@@ -296,7 +297,7 @@ function projectValues(body: unknown): ProjectValues {
   return {
     handle: text(body, 'handle'),
     name: text(body, 'name'),
-    description: text(body, 'description'),
+    description: multiline(body, 'description'),
     sourceLocale: text(body, 'sourceLocale'),
     targetLocales: list(body, 'targetLocales').join(' '),
   };

@@ -5,7 +5,7 @@ import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { allItems, formErrors, isOk, type Kit, type PageContext, pathOf, text, words } from '../kit.ts';
+import { allItems, formErrors, isOk, type Kit, multiline, type PageContext, pathOf, words } from '../kit.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
 /** Versions the history page lists, the newest first; any two can still be compared by number. */
@@ -136,7 +136,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           'localeOverrides',
           'changeNote',
           'etag',
-        ].map((k) => [k, text(req.body, k)]),
+        ].map((k) => [k, multiline(req.body, k)]),
       ) as VoiceValues;
       let overrides: unknown;
       try {
