@@ -10,7 +10,8 @@ const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 
 const signedIn = (handle: string) => signedInJar(service, handle);
 
-async function importCsv(jar: CookieJar, account: string, csv: string): Promise<void> {
+/** Posts `csv` through the page's import form, as the page has it now. */
+async function postCsv(jar: CookieJar, account: string, csv: string): Promise<Response> {
   const page = await jar.fetch(`${service.url}/accounts/${account}/glossary`);
   const html = await page.text();
   const importForm = html.slice(html.indexOf('/glossary/import'));
@@ -18,10 +19,11 @@ async function importCsv(jar: CookieJar, account: string, csv: string): Promise<
   form.set('csrf', csrfOf(importForm));
   form.set('etag', /name="etag" value="([^"]*)"/.exec(importForm)![1]!.replaceAll('&quot;', '"'));
   form.set('file', new File([csv], 'terms.csv', { type: 'text/csv' }));
-  const imported = await jar.fetch(`${service.url}/accounts/${account}/glossary/import`, {
-    method: 'POST',
-    body: form,
-  });
+  return jar.fetch(`${service.url}/accounts/${account}/glossary/import`, { method: 'POST', body: form });
+}
+
+async function importCsv(jar: CookieJar, account: string, csv: string): Promise<void> {
+  const imported = await postCsv(jar, account, csv);
   expect(imported.status, await imported.clone().text()).toBe(303);
 }
 
@@ -64,5 +66,25 @@ describe('glossary CSV', () => {
     const readerJar = await signedIn(reader);
     await importCsv(readerJar, reader, csv);
     expect(await exportCsv(readerJar, reader)).toBe(csv);
+  });
+
+  it('names the line of the file a problem is on, past cells with line breaks and empty lines', async () => {
+    const owner = uniqueHandle('csl');
+    const jar = await signedIn(owner);
+    const csv = [
+      'term,definition,caseSensitive,doNotTranslate,forbidden,de', // line 1
+      'multi,"a definition', // line 2
+      'over three', // line 3
+      'lines",false,false,false,mehrzeilig', // line 4
+      '', // line 5, skipped
+      'fine,ok,false,false,false,gut', // line 6
+      '  ,no term,false,false,false,leer', // line 7
+    ].join('\r\n');
+    const refused = await postCsv(jar, owner, `${csv}\r\n`);
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toMatch(/<p class="field-error" id="f-import-file-error">Line 7, term: [^<]*<\/p>/);
+    // Nothing was imported.
+    expect(html).toContain('No glossary saved yet.');
   });
 });

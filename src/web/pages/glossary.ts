@@ -129,32 +129,56 @@ function toCsv(entries: Entry[]): string {
   );
 }
 
+/** Line breaks in a text, as a CSV line count sees them (CRLF is one). */
+const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
+
 /**
- * CSV rows as entries: the fixed columns by name, any other column a locale (empty cells left out). A cell
- * toCsv quoted against formulas loses that one quote, so an export imports back as the same glossary.
+ * CSV rows as entries, each with the line of the file it starts on: the fixed columns by name, any other
+ * column a locale (empty cells left out). A cell toCsv quoted against formulas loses that one quote, so an
+ * export imports back as the same glossary. The line is counted, not the row: a quoted cell with line
+ * breaks and a skipped empty line both move the rows after them further down the file.
  */
-function fromCsv(data: Buffer | string): Entry[] {
+function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
   const parsed = csvParse().parse(data, {
-    columns: true,
     skip_empty_lines: true,
     bom: true,
     trim: true,
-  }) as Record<string, string>[];
-  const rows = parsed.map((row) =>
-    Object.fromEntries(Object.entries(row).map(([column, cell]) => [column, unquoteFormula(cell)])),
-  );
-  return rows.map((row) => ({
-    term: row.term ?? '',
-    definition: row.definition ?? '',
-    caseSensitive: truthy(row.caseSensitive),
-    doNotTranslate: truthy(row.doNotTranslate),
-    forbidden: truthy(row.forbidden),
-    translations: Object.fromEntries(
-      Object.entries(row).filter(
-        ([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '',
-      ),
-    ),
-  }));
+    info: true,
+  }) as unknown as { record: string[]; info: { bytes: number } }[];
+  // info.bytes is where a record ends (its line break included): the lines up to there, less those
+  // inside its quoted cells, give the line it starts on.
+  let read = 0;
+  let breaks = 0;
+  const records = parsed.map(({ record, info }) => {
+    const chunk = data.subarray(read, info.bytes).toString();
+    read = info.bytes;
+    breaks += lineBreaks(chunk);
+    const end = 1 + breaks - (/[\r\n]$/.test(chunk) ? 1 : 0);
+    const line = end - record.reduce((n, cell) => n + lineBreaks(cell), 0);
+    return { cells: record.map(unquoteFormula), line };
+  });
+  const [header, ...rows] = records;
+  const columns = header?.cells ?? [];
+  return rows.map(({ cells, line }) => {
+    const row: Record<string, string> = Object.fromEntries(
+      columns.map((column, i) => [column, cells[i] ?? '']),
+    );
+    return {
+      line,
+      entry: {
+        term: row.term ?? '',
+        definition: row.definition ?? '',
+        caseSensitive: truthy(row.caseSensitive),
+        doNotTranslate: truthy(row.doNotTranslate),
+        forbidden: truthy(row.forbidden),
+        translations: Object.fromEntries(
+          Object.entries(row).filter(
+            ([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '',
+          ),
+        ),
+      },
+    };
+  });
 }
 
 /** "de = Arbeitsbereich" lines ↔ translations. */
@@ -422,7 +446,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const failed = (status: number, message: string) =>
         glossaryPage(res, pc, account, {}, { status, importForm: { fields: { file: message }, form: [] } });
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
-      let rows: Entry[];
+      let rows: { entry: Entry; line: number }[];
       try {
         rows = fromCsv(file.buffer);
       } catch (error) {
@@ -435,12 +459,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
       const position = new Map(entries.map((e, i) => [termKey(e.term), i]));
       const lineOf = new Map<number, number>();
-      rows.forEach((row, i) => {
-        const at = position.get(termKey(row.term)) ?? entries.length;
-        entries[at] = row;
-        position.set(termKey(row.term), at);
-        lineOf.set(at, i + 2); // line 1 is the header
-      });
+      for (const { entry, line } of rows) {
+        const at = position.get(termKey(entry.term)) ?? entries.length;
+        entries[at] = entry;
+        position.set(termKey(entry.term), at);
+        lineOf.set(at, line);
+      }
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
