@@ -72,6 +72,21 @@ describe('the glossary editor before the first save', () => {
   });
 });
 
+describe('the glossary filters', () => {
+  it('match a locale only by the translations an entry has, never by a name every object knows', async () => {
+    const owner = uniqueHandle('flt');
+    const jar = await signedIn(owner);
+    expect((await postEntry(jar, owner, { term: 'alpha', definition: 'A' })).status).toBe(303);
+    const page = (locale: string) =>
+      jar.fetch(`${service.url}/accounts/${owner}/glossary?locale=${locale}`).then((r) => r.text());
+    // `constructor` is a key of every JavaScript object, translations or not.
+    for (const locale of ['constructor', 'toString', 'de']) {
+      expect(await page(locale), locale).not.toContain('?edit=alpha');
+    }
+    expect(await page('')).toContain('?edit=alpha');
+  });
+});
+
 describe('history pages', () => {
   it('list the newest versions, and compare the newest two, past the first hundred', {
     timeout: 120_000,

@@ -269,7 +269,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     const matches = entries.filter(
       (e) =>
         (q === '' || e.term.toLowerCase().includes(q) || e.definition.toLowerCase().includes(q)) &&
-        (locale === '' || locale in e.translations) &&
+        (locale === '' || Object.hasOwn(e.translations, locale)) &&
         (flag === '' ||
           (flag === 'doNotTranslate' && e.doNotTranslate) ||
           (flag === 'forbidden' && e.forbidden)),
