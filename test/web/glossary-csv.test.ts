@@ -87,4 +87,22 @@ describe('glossary CSV', () => {
     // Nothing was imported.
     expect(html).toContain('No glossary saved yet.');
   });
+
+  it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
+    const owner = uniqueHandle('csd');
+    const jar = await signedIn(owner);
+    const csv = [
+      'term,definition,caseSensitive,doNotTranslate,forbidden',
+      'cafe\u0301,first,false,false,false', // line 2: café, decomposed
+      'other,fine,false,false,false',
+      'café,second,false,false,false', // line 4: café, composed
+    ].join('\n');
+    const refused = await postCsv(jar, owner, `${csv}\n`);
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toMatch(
+      /<p class="field-error" id="f-import-file-error">Line 4 repeats the term &quot;café&quot; of line 2;/,
+    );
+    expect(html).toContain('No glossary saved yet.');
+  });
 });

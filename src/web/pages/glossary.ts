@@ -459,6 +459,17 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
       const position = new Map(entries.map((e, i) => [termKey(e.term), i]));
       const lineOf = new Map<number, number>();
+      // A term twice in the file is a mistake in it (which row was meant?), not a row to drop unseen.
+      const fileLineOf = new Map<string, number>();
+      for (const { entry, line } of rows) {
+        const earlier = fileLineOf.get(termKey(entry.term));
+        if (earlier !== undefined)
+          return failed(
+            400,
+            `Line ${line} repeats the term "${entry.term}" of line ${earlier}; list each term once.`,
+          );
+        fileLineOf.set(termKey(entry.term), line);
+      }
       for (const { entry, line } of rows) {
         const at = position.get(termKey(entry.term)) ?? entries.length;
         entries[at] = entry;
