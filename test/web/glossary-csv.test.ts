@@ -2,7 +2,7 @@
 // holds, its export imports back as the same glossary. pages.test.ts walks the same pages in chromium.
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { type CookieJar, csrfOf, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
@@ -66,6 +66,41 @@ describe('glossary CSV', () => {
     const readerJar = await signedIn(reader);
     await importCsv(readerJar, reader, csv);
     expect(await exportCsv(readerJar, reader)).toBe(csv);
+  });
+
+  it('keeps translations an edit of the entry leaves alone exactly, line breaks and edge spaces included', async () => {
+    const owner = uniqueHandle('cse');
+    const jar = await signedIn(owner);
+    await importCsv(
+      jar,
+      owner,
+      [
+        'term,definition,caseSensitive,doNotTranslate,forbidden,de,fr',
+        'indent,old,false,false,false,"Einzug ","ligne un\nligne deux"',
+      ].join('\n'),
+    );
+    // The entry's form as the page has it; only the definition is changed.
+    const html = await (await jar.fetch(`${service.url}/accounts/${owner}/glossary?edit=indent`)).text();
+    const form = html.slice(html.indexOf(`action="/accounts/${owner}/glossary/entries"`));
+    const fromHtml = (text: string) =>
+      text
+        .replaceAll('&quot;', '"')
+        .replaceAll('&#39;', "'")
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&amp;', '&');
+    const translations = fromHtml(/name="translations"[^>]*>\n([\s\S]*?)<\/textarea>/.exec(form)![1]!);
+    const saved = await postForm(jar, `${service.url}/accounts/${owner}/glossary/entries`, {
+      csrf: csrfOf(form),
+      etag: fromHtml(/name="etag" value="([^"]*)"/.exec(form)![1]!),
+      original: 'indent',
+      term: 'indent',
+      definition: 'new',
+      translations,
+    });
+    expect(saved.status).toBe(303);
+    const [row] = parse(await exportCsv(jar, owner), { columns: true }) as Record<string, string>[];
+    expect(row).toMatchObject({ definition: 'new', de: 'Einzug ', fr: 'ligne un\nligne deux' });
   });
 
   it('names the line of the file a problem is on, past cells with line breaks and empty lines', async () => {

@@ -181,17 +181,36 @@ function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
   });
 }
 
-/** "de = Arbeitsbereich" lines ↔ translations. */
+/**
+ * "de = Arbeitsbereich" lines ↔ translations. A translation with line breaks goes on over lines indented by
+ * two spaces (the form says so), so a line that is not indented is always a "locale = translation" of its
+ * own, and a mistyped one ("not a locale = x") is still told as such.
+ */
+const CONTINUATION = '  ';
 const translationsText = (t: Record<string, string>) =>
   Object.entries(t)
-    .map(([locale, value]) => `${locale} = ${value}`)
+    .map(([locale, value]) => `${locale} = ${value.replaceAll('\n', `\n${CONTINUATION}`)}`)
     .join('\n');
-function parseTranslations(value: string): Record<string, string> {
+/**
+ * The translations the form's text holds. `stored` is the entry as saved: a translation whose text the
+ * person left as it was (the same once the spaces around it are set aside) keeps its saved text exactly, so
+ * an edit of the definition does not trim a translation's own leading or trailing whitespace.
+ */
+function parseTranslations(value: string, stored: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
+  let current: string | undefined;
   for (const line of value.split(/\r?\n/)) {
+    if (current !== undefined && (line.startsWith(CONTINUATION) || line === '')) {
+      out[current] += `\n${line.slice(CONTINUATION.length)}`;
+      continue;
+    }
     const at = line.indexOf('=');
-    if (at > 0) out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
-    else if (line.trim() !== '') out[line.trim()] = '';
+    current = at > 0 ? line.slice(0, at).trim() : line.trim() || undefined;
+    if (current !== undefined) out[current] = at > 0 ? line.slice(at + 1).replace(/^[ \t]/, '') : '';
+  }
+  for (const [locale, text] of Object.entries(out)) {
+    const kept = stored[locale];
+    out[locale] = kept !== undefined && kept.trim() === text.trim() ? kept : text.trim();
   }
   return out;
 }
@@ -353,7 +372,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         original: text(req.body, 'original'),
         term: text(req.body, 'term'),
         definition: multiline(req.body, 'definition'),
-        translations: text(req.body, 'translations'),
+        translations: multiline(req.body, 'translations'),
         caseSensitive: text(req.body, 'caseSensitive') === 'on',
         doNotTranslate: text(req.body, 'doNotTranslate') === 'on',
         forbidden: text(req.body, 'forbidden') === 'on',
@@ -362,13 +381,15 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const loaded = await load(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       const entries = [...(loaded.glossary?.entries ?? [])];
+      const storedTranslations =
+        entries.find((e) => e.term === (values.original || values.term.trim()))?.translations ?? {};
       const entry: Entry = {
         term: values.term.trim(),
         definition: values.definition,
         caseSensitive: values.caseSensitive,
         doNotTranslate: values.doNotTranslate,
         forbidden: values.forbidden,
-        translations: parseTranslations(values.translations),
+        translations: parseTranslations(values.translations, storedTranslations),
       };
       const at = entries.findIndex((e) => e.term === (values.original || entry.term));
       const index = at >= 0 ? at : entries.length;
