@@ -186,14 +186,8 @@ function failureAnswer(door: Door, wantsHtml: boolean, failure: HttpFailure): Fa
     };
   }
   const problem = failureProblem(failure);
-  return {
-    ...json(problem.toJSON(), 'application/problem+json; charset=utf-8'),
-    headers: {
-      ...failure.headers,
-      ...problem.headers,
-      'Content-Type': 'application/problem+json; charset=utf-8',
-    },
-  };
+  const answer = json(problem.toJSON(), 'application/problem+json; charset=utf-8');
+  return { ...answer, headers: { ...problem.headers, ...answer.headers } };
 }
 
 function send(door: Door, req: Request, res: Response, failure: HttpFailure): void {
@@ -230,7 +224,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
  */
 export function clientErrorHandler(logger: Logger) {
   return (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    // As Node's own handler: nothing to answer on a connection that is gone or already carries an answer.
+    const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
       socket.destroy();
       return;
     }
