@@ -249,5 +249,18 @@ describe('glossary search', () => {
       query: { cursor: 'bm90LWEtY3Vyc29y' },
     });
     expect(forged.response.status).toBe(400);
+    // A cursor of the right shape that the service never hands out: version 0 (read as "the current
+    // version" instead of a pinned one), or numbers written with leading zeros.
+    for (const text of ['0.1', `0${version}.1`, `${version}.01`]) {
+      const made = await sdk.searchGlossaryEntries({
+        client: ada.client,
+        path: { account: 'ada' },
+        query: { cursor: Buffer.from(text).toString('base64url') },
+      });
+      expect(made.response.status, text).toBe(400);
+      expect((made.error as { errors?: { pointer: string }[] }).errors?.map((e) => e.pointer)).toEqual([
+        '/query/cursor',
+      ]);
+    }
   });
 });

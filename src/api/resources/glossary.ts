@@ -260,7 +260,9 @@ function searchCursor(version: number, position: number) {
   return encodeCursor(`${version}.${position}`);
 }
 
-const SEARCH_CURSOR = /^(\d{1,9})\.(\d{1,9})$/;
+// Numbers as searchCursor writes them: a version from 1, a position from 0, no leading zeros. A cursor at
+// version 0 would read the current version instead of a pinned one.
+const SEARCH_CURSOR = /^([1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/;
 
 function readSearchCursor(cursor: string | undefined): { version: number; after: number } | undefined {
   if (!cursor) return undefined;
