@@ -706,8 +706,9 @@ export const listGlossaryVersions = <ThrowOnError extends boolean = false>(optio
  * Get an account's glossary settings
  *
  * Returns how strictly translations must follow the glossary (`enforcementMode`: `off`, `warn` or
- * `strict`) and the settings' `revision`. An account whose settings were never changed reads as the
- * defaults (`warn`) at revision 0. The `ETag` header (also in the body as `etag`) names the
+ * `strict`) and the settings' `revision`. A personal account whose settings were never changed reads
+ * as the defaults (`warn`) at revision 0; an organization's settings are created with it, as the
+ * defaults at revision 1 (`updatedBy` null). The `ETag` header (also in the body as `etag`) names the
  * revision; send it as `If-Match` to updateGlossarySettings.
  *
  */

@@ -791,7 +791,7 @@ export type GlossaryEnforcementMode = 'off' | 'warn' | 'strict';
 export type GlossarySettings = {
     enforcementMode: GlossaryEnforcementMode;
     /**
-     * Incremented by every update; 0 until the first.
+     * Incremented by every update; 0 until a personal account's first, 1 for an organization's defaults.
      */
     revision: number;
     /**
