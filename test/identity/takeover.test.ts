@@ -87,9 +87,14 @@ describe('takeover attempts', () => {
     // Someone else, signed in through Google, tries to link that same GitHub account to themselves.
     const { jar } = await signInWithGoogle('other');
     github.user = owner;
-    const link = await jar.fetch(await startGithub(jar, '?link=1'));
+    const link = await jar.fetch(await startGithub(jar, '?link=1&next=/settings/identities'));
     expect(link.status).toBe(403);
-    expect(await link.text()).toContain('already linked to another user');
+    const page = await link.text();
+    expect(page).toContain('already linked to another user');
+    // They are still signed in, and the page says so: its way back is their sign-in methods, not sign-in.
+    expect(page).not.toContain('You are not signed in');
+    expect(page).toContain('href="/settings/identities"');
+    expect(await whoIsSignedIn(jar)).toBeDefined();
     const rows = (await sql(
       service,
       `select user_id from identities where provider = 'github' and subject = $1`,

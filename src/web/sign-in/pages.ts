@@ -44,6 +44,19 @@ export function signInFailedPage(message: string, next: string): string {
   );
 }
 
+/**
+ * Linking another provider that did not work: the person is still signed in, so the way back is their
+ * sign-in methods page.
+ */
+export function linkFailedPage(message: string): string {
+  return page(
+    'Not linked',
+    html`<h1>No sign-in method was linked</h1>
+<div class="card error" role="alert">${message}</div>
+<p><a class="button primary" href="/settings/identities">Back to sign-in methods</a></p>`,
+  );
+}
+
 export function sessionsPage(view: { header: Html; sessions: SessionInfo[]; csrf: string }): string {
   return page(
     'Where you are signed in',

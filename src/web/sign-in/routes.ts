@@ -22,7 +22,7 @@ import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { errorPage, settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { sessionsPage, signInFailedPage, signInPage } from './pages.ts';
+import { linkFailedPage, sessionsPage, signInFailedPage, signInPage } from './pages.ts';
 
 const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';
@@ -93,8 +93,12 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   // started it (and the browser cannot read its PKCE verifier); its attempt row makes it single-use.
   const pendingCookie = createCookieSealer<Pending>(ctx.config.cookieKeys, PENDING_PURPOSE);
 
-  const fail = (res: Response, status: number, message: string, next = DEFAULT_NEXT) =>
-    res.status(status).type('html').send(signInFailedPage(message, next));
+  // A failed link leaves the person signed in: its page leads back to their sign-in methods, not to sign-in.
+  const fail = (res: Response, status: number, message: string, next = DEFAULT_NEXT, linking = false) =>
+    res
+      .status(status)
+      .type('html')
+      .send(linking ? linkFailedPage(message) : signInFailedPage(message, next));
 
   async function orgLeg(organizationId: string): Promise<Leg | undefined> {
     const row = await ctx.orm.em
@@ -126,7 +130,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     try {
       url = await leg.authorizationUrl(checks, callbackUri(provider));
     } catch (error) {
-      if (error instanceof SignInError) return fail(res, 502, error.message, next);
+      if (error instanceof SignInError) return fail(res, 502, error.message, next, Boolean(extra.linkTo));
       throw error;
     }
     const pending: Pending = {
@@ -194,14 +198,15 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     const expired = 'This sign-in has expired or was not started in this browser. Start again.';
     if (!pending || pending.provider !== req.params.provider || req.query.state !== pending.checks.state)
       return fail(res, 400, expired, next);
+    const linking = Boolean(pending.linkTo);
     // Single use: the first callback deletes the attempt; a replay finds nothing.
-    if (!(await finishSignInAttempt(ctx.orm, pending.id))) return fail(res, 400, expired, next);
+    if (!(await finishSignInAttempt(ctx.orm, pending.id))) return fail(res, 400, expired, next, linking);
 
     const leg =
       pending.provider === 'org'
         ? await orgLeg(pending.organizationId ?? '')
         : providers.find((p) => p.id === pending.provider)?.leg;
-    if (!leg) return fail(res, 400, 'This sign-in method is no longer available.', next);
+    if (!leg) return fail(res, 400, 'This sign-in method is no longer available.', next, linking);
 
     let profile: Awaited<ReturnType<Leg['profile']>>;
     try {
@@ -212,16 +217,16 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
           { provider: pending.provider, reason: error.message },
           'sign-in failed at the provider',
         );
-        return fail(res, 400, error.message, next);
+        return fail(res, 400, error.message, next, linking);
       }
       throw error;
     }
     if (pending.linkTo) {
       const who = await sessions.current(req);
-      if (who?.userId !== pending.linkTo) return fail(res, 400, expired, next);
+      if (who?.userId !== pending.linkTo) return fail(res, 400, expired, next, linking);
     }
     const outcome = await signInWithProfile(ctx.orm, profile, { linkTo: pending.linkTo });
-    if ('refused' in outcome) return fail(res, 403, outcome.refused, next);
+    if ('refused' in outcome) return fail(res, 403, outcome.refused, next, linking);
     if (!pending.linkTo) await sessions.start(req, res, outcome.userId);
     ctx.logger.info(
       {
