@@ -220,8 +220,11 @@ describe('takeover attempts', () => {
     const attackerOwn = new CookieJar();
     const planted = await startGithub(attackerOwn);
     const other = new CookieJar();
-    await startGithub(other);
+    const otherCallback = await startGithub(other);
     expect((await other.fetch(planted)).status).toBe(400);
+    // The planted callback does not cancel that browser's own sign-in in progress (nor does a second tab's).
+    expect((await other.fetch(otherCallback)).status).toBe(303);
+    expect(await whoIsSignedIn(other)).toBeDefined();
     // The victim's own sign-in is unharmed.
     expect((await victim.fetch(victimCallback)).status).toBe(303);
     expect(await whoIsSignedIn(victim)).toBeDefined();

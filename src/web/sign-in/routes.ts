@@ -193,11 +193,13 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   router.get('/signin/callback/:provider', async (req, res) => {
     res.set('Cache-Control', 'no-store');
     const pending = await pendingCookie.open(readCookie(req, PENDING_COOKIE));
-    res.clearCookie(PENDING_COOKIE, cookieOptions);
     const next = pending?.next ?? DEFAULT_NEXT;
     const expired = 'This sign-in has expired or was not started in this browser. Start again.';
+    // A callback of another sign-in (an older tab's, or one planted by another site) leaves the sign-in this
+    // browser has in progress alone: only its own callback uses up the cookie.
     if (!pending || pending.provider !== req.params.provider || req.query.state !== pending.checks.state)
       return fail(res, 400, expired, next);
+    res.clearCookie(PENDING_COOKIE, cookieOptions);
     const linking = Boolean(pending.linkTo);
     // Single use: the first callback deletes the attempt; a replay finds nothing.
     if (!(await finishSignInAttempt(ctx.orm, pending.id))) return fail(res, 400, expired, next, linking);
