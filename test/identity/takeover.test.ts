@@ -309,4 +309,21 @@ describe('takeover attempts', () => {
     }
     github.userAnswer = undefined;
   });
+
+  it('a page address too long to carry through the provider still signs in, at the default page', async () => {
+    githubUser(`${uniqueHandle('ln')}@example.org`, true);
+    const jar = new CookieJar();
+    const next = `/settings/tokens?q=${'a'.repeat(5000)}`;
+    const start = await jar.fetch(`${service.url}/signin/github?next=${encodeURIComponent(next)}`);
+    expect(start.status).toBe(303);
+    // Browsers drop a cookie over 4096 bytes (name and value): its callback would fail every time, and
+    // "Back to sign-in" would start the same sign-in again.
+    const pending = start.headers.getSetCookie().find((c) => c.startsWith('l10n_signin='))!;
+    expect(pending.split(';')[0]!.length).toBeLessThanOrEqual(4096);
+    const atGithub = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+    const back = await jar.fetch(atGithub.headers.get('location')!);
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe('/settings/apps');
+    expect(await whoIsSignedIn(jar)).toBeDefined();
+  });
 });

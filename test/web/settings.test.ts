@@ -241,6 +241,8 @@ describe('sign-in plumbing', () => {
       '/settings/\\evil',
       '/other',
       '/oauth/authorize?client_id=x',
+      `/settings/tokens?q=${'a'.repeat(2100)}`,
+      `/settings/tokens?q=${'é'.repeat(400)}`,
       undefined,
       ['/settings/tokens'],
     ]) {

@@ -44,6 +44,12 @@ const NEXT_PREFIXES = [
   '/orgs/',
 ];
 
+/**
+ * The longest return path kept: it travels in the pending sign-in's sealed cookie, and browsers drop a
+ * cookie over 4096 bytes (the callback would then fail every time).
+ */
+const NEXT_MAX_LENGTH = 2000;
+
 export function safeNext(value: unknown, baseUrl: string): string {
   if (typeof value !== 'string' || /[\\\s]/.test(value) || !NEXT_PREFIXES.some((p) => value.startsWith(p)))
     return DEFAULT_NEXT;
@@ -54,7 +60,8 @@ export function safeNext(value: unknown, baseUrl: string): string {
     !NEXT_PREFIXES.some((p) => url.pathname.startsWith(p))
   )
     return DEFAULT_NEXT;
-  return `${url.pathname}${url.search}`;
+  const next = `${url.pathname}${url.search}`;
+  return next.length <= NEXT_MAX_LENGTH ? next : DEFAULT_NEXT;
 }
 
 type Pending = {
