@@ -126,6 +126,23 @@ describe('listAuditEvents', () => {
     expect(window.data!.items.map((e) => e.action)).not.toContain('project.create');
   });
 
+  it('reads any time the schema takes: a leap second, and the year 0000 as the beginning', async () => {
+    for (const [query, count] of [
+      [{ since: '2016-12-31T23:59:60Z' }, 4],
+      [{ until: '9998-12-31T23:59:60Z' }, 4],
+      [{ since: '0000-01-01T00:00:00Z' }, 4],
+      [{ until: '0000-01-01T00:00:00Z' }, 0],
+    ] as const) {
+      const { data, response } = await sdk.listAuditEvents({
+        client: ada.client,
+        path: { account: 'acme' },
+        query,
+      });
+      expect(response.status).toBe(200);
+      expect(data!.items).toHaveLength(count);
+    }
+  });
+
   it('answers bad filters with 400 problem+json', async () => {
     const bad: Record<string, string>[] = [
       { action: 'DROP TABLE' },

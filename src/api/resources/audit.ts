@@ -2,6 +2,7 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { isoTimestamp } from '../../db/columns.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
+import { problems } from '../problem.ts';
 
 // The audit log is read-only through the service: this module lists events and nothing edits or deletes
 // them (the database refuses that too; see the audit migration). Who may read whose events is the
@@ -42,6 +43,22 @@ function serializeEvent(event: EventRow): Schemas.AuditEvent {
   };
 }
 
+/** The earliest time PostgreSQL takes as written (it has no year 0000): no event is older. */
+const EARLIEST = Date.UTC(1, 0, 1);
+
+/**
+ * A `since` / `until` bound as the instant it names. RFC 3339 (and the schema's `date-time` format) allows
+ * a leap second, `23:59:60`, which JavaScript's Date does not read: it is the second after `:59`. A year
+ * before 0001 (`0000-01-01T00:00:00Z`, a common "from the beginning") bounds nothing any event is older
+ * than, so it reads as the earliest time PostgreSQL stores.
+ */
+function instant(text: string, pointer: string): Date {
+  const leap = /^(.*[T ]\d\d:\d\d:)60(.*)$/i.exec(text);
+  const time = leap ? Date.parse(`${leap[1]}59${leap[2]}`) + 1000 : Date.parse(text);
+  if (Number.isNaN(time)) throw problems.badRequest('The time is not valid.', pointer);
+  return new Date(Math.max(time, EARLIEST));
+}
+
 const EVENT_COLUMNS = `e.id, ${isoTimestamp('e.occurred_at')} as "occurredAt", e.action,
   e.resource_type as "resourceType", e.resource_id as "resourceId", actor.handle as "actorHandle",
   e.actor_token_id as "actorTokenId", e.actor_client_id as "actorClientId", e.ip,
@@ -60,8 +77,8 @@ export const auditHandlers = {
     };
     if (request.afterId) where('e.id > ?', request.afterId);
     if (op.query.action) where('e.action = ?', op.query.action);
-    if (op.query.since) where('e.occurred_at >= ?', new Date(op.query.since));
-    if (op.query.until) where('e.occurred_at < ?', new Date(op.query.until));
+    if (op.query.since) where('e.occurred_at >= ?', instant(op.query.since, '/query/since'));
+    if (op.query.until) where('e.occurred_at < ?', instant(op.query.until, '/query/until'));
     // An unknown person did nothing here: an empty page, not a 404 that would tell who exists.
     if (op.query.actor) {
       where(
