@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
+  Account,
   Identity,
   Membership,
   OrganizationDomain,
@@ -13,6 +14,7 @@ import {
   User,
 } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { type AuditRecord, recordAudit } from '../domain/audit.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import type { Profile } from './providers.ts';
 
@@ -51,12 +53,13 @@ function proposeHandle(username: string | undefined): string {
 
 /**
  * Finds or creates the user for a profile. With `linkTo` (a signed-in user adding a way to sign in) the
- * identity joins that user, or is refused if it belongs to someone else.
+ * identity joins that user, or is refused if it belongs to someone else; a new one is audited
+ * (`identity.link`, on their personal account, as its removal is) with the request's `meta`.
  */
 export async function signInWithProfile(
   orm: Orm,
   given: Profile,
-  options: { linkTo?: string } = {},
+  options: { linkTo?: string; meta?: AuditRecord['meta'] } = {},
 ): Promise<SignInOutcome> {
   const em = orm.em.fork();
   const profile = await withTrustedEmail(em, given);
@@ -65,14 +68,27 @@ export async function signInWithProfile(
   if (options.linkTo) {
     if (existing && existing.user.id !== options.linkTo)
       return { refused: 'This sign-in is already linked to another user of this service.' };
-    if (!existing)
-      em.create(Identity, {
+    if (!existing) {
+      const identity = em.create(Identity, {
         user: options.linkTo,
         provider: profile.provider,
         subject: profile.subject,
         ...emailFields(profile),
       });
-    else Object.assign(existing, emailFields(profile));
+      recordAudit(
+        em,
+        { userId: options.linkTo },
+        {
+          action: 'identity.link',
+          resourceType: 'identity',
+          resourceId: identity.id,
+          account: await em.findOneOrFail(Account, { user: options.linkTo, kind: 'user' }),
+          details: { provider: profile.provider },
+          door: 'web',
+          meta: options.meta ?? {},
+        },
+      );
+    } else Object.assign(existing, emailFields(profile));
     await em.flush();
     await enroll(em, profile, options.linkTo);
     return { userId: options.linkTo, created: false };

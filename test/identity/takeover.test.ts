@@ -118,6 +118,16 @@ describe('takeover attempts', () => {
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe('/settings/identities');
     expect(await whoIsSignedIn(jar)).toBe(me);
+    // Linked is audited like unlinked: once, on the person's own account, from the web door.
+    expect(
+      await sql(
+        service,
+        `select e.resource_id = i.id::text as same, a.handle, e.details->>'door' as door, e.details->>'provider' as provider
+           from audit_events e join identities i on i.subject = $1 join accounts a on a.id = e.account_id
+          where e.action = 'identity.link'`,
+        [String(linked.id)],
+      ),
+    ).toEqual([{ same: true, handle: me, door: 'web', provider: 'github' }]);
     const page = await (await jar.fetch(`${service.url}/settings/identities`)).text();
     expect(page).toMatch(/<h2 id="identity-[0-9a-f-]+">Google<\/h2>/);
     expect(page).toMatch(/<h2 id="identity-[0-9a-f-]+">GitHub<\/h2>/);

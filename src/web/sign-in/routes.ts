@@ -234,7 +234,10 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       const who = await sessions.current(req);
       if (who?.userId !== pending.linkTo) return fail(res, 400, expired, next, linking);
     }
-    const outcome = await signInWithProfile(ctx.orm, profile, { linkTo: pending.linkTo });
+    const outcome = await signInWithProfile(ctx.orm, profile, {
+      linkTo: pending.linkTo,
+      meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
+    });
     if ('refused' in outcome) return fail(res, 403, outcome.refused, next, linking);
     if (!pending.linkTo) await sessions.start(req, res, outcome.userId);
     ctx.logger.info(
