@@ -9,6 +9,7 @@ import {
   Account,
   Identity,
   Membership,
+  Organization,
   OrganizationDomain,
   OrganizationSignInProvider,
   User,
@@ -90,7 +91,7 @@ export async function signInWithProfile(
       );
     } else Object.assign(existing, emailFields(profile));
     await em.flush();
-    await enroll(em, profile, options.linkTo);
+    await enroll(em, profile, options.linkTo, options.meta);
     return { userId: options.linkTo, created: false };
   }
 
@@ -103,12 +104,12 @@ export async function signInWithProfile(
   if (existing) {
     Object.assign(existing, emailFields(profile));
     await em.flush();
-    await enroll(em, profile, existing.user.id);
+    await enroll(em, profile, existing.user.id, options.meta);
     return { userId: existing.user.id, created: false };
   }
 
   const userId = await createPerson(orm, profile);
-  await enroll(orm.em.fork(), profile, userId);
+  await enroll(orm.em.fork(), profile, userId, options.meta);
   return { userId, created: true };
 }
 
@@ -171,7 +172,12 @@ async function createPerson(orm: Orm, profile: Profile): Promise<string> {
  * Enrollment: only through an organization's own provider, only with a verified e-mail at one of that
  * organization's verified domains, and only when the organization chose a role for enrolled people.
  */
-async function enroll(em: EntityManager, profile: Profile, userId: string): Promise<void> {
+async function enroll(
+  em: EntityManager,
+  profile: Profile,
+  userId: string,
+  meta: AuditRecord['meta'] = {},
+): Promise<void> {
   if (!profile.provider.startsWith('org:') || !profile.verifiedEmail) return;
   const organizationId = profile.provider.slice('org:'.length);
   const provider = await em.findOne(OrganizationSignInProvider, { organization: organizationId });
@@ -184,9 +190,29 @@ async function enroll(em: EntityManager, profile: Profile, userId: string): Prom
   if (!domain) return;
   const member = await em.findOne(Membership, { organization: organizationId, user: userId });
   if (member) return;
-  em.create(Membership, { organization: organizationId, user: userId, role: provider.enrollRole });
+  const membership = em.create(Membership, {
+    organization: organizationId,
+    user: userId,
+    role: provider.enrollRole,
+  });
   const user = await em.findOneOrFail(User, userId);
   user.email ??= profile.verifiedEmail;
+  // The organization's admins read who joined, and how, in its log (in the same flush: a parallel
+  // sign-in that enrolled them first leaves neither the membership nor the event).
+  const organization = await em.findOneOrFail(Organization, organizationId, { populate: ['account'] });
+  recordAudit(
+    em,
+    { userId },
+    {
+      action: 'member.enroll',
+      resourceType: 'membership',
+      resourceId: membership.id,
+      account: organization.account,
+      details: { role: provider.enrollRole, domain: domain.domain },
+      door: 'web',
+      meta,
+    },
+  );
   try {
     await em.flush();
   } catch (error) {

@@ -139,6 +139,15 @@ describe('organization domains, provider and enrollment', () => {
     const signedIn = await orgSignIn(`${alice}@${domain}`, alice);
     expect(signedIn.status).toBe(303);
     expect(await membership(alice)).toEqual(['member']);
+    // The organization's admins see who joined that way, in its audit log.
+    const events = await sdk.listAuditEvents({
+      client: admin.client,
+      path: { account: org },
+      query: { action: 'member.enroll' },
+    });
+    expect(events.data!.items).toContainEqual(
+      expect.objectContaining({ action: 'member.enroll', resourceType: 'membership' }),
+    );
 
     // The provider does not vouch for the e-mail: signed in, but not enrolled.
     const unverified = `unv-${randomBytes(3).toString('hex')}`;
