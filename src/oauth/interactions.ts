@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
+import { recordAudit } from '../domain/audit.ts';
 import { createDevUser, findDevUser } from '../identity/dev-users.ts';
 import { configuredProviders } from '../identity/providers.ts';
 import type { Sessions } from '../identity/sessions.ts';
@@ -182,8 +183,41 @@ export function interactionRoutes(
       return;
     }
     const grantId = await recordConsent(provider, interaction);
+    await auditConsent(req, interaction, grantId);
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   });
+
+  /**
+   * An approval is in the person's audit log (`app.authorize`, as its end is, `app.disconnect`): what an app
+   * was allowed, and when. oidc-provider keeps the grant in its own storage (the adapter's statement), so the
+   * event is a write of its own, made once the grant is saved.
+   */
+  async function auditConsent(req: Request, interaction: Interaction, grantId: string) {
+    const userId = interaction.session!.accountId;
+    const details = interaction.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const em = ctx.orm.em.fork();
+    recordAudit(
+      em,
+      { userId },
+      {
+        action: 'app.authorize',
+        resourceType: 'oauth_client',
+        resourceId: String(interaction.params.client_id),
+        account: await em.findOneOrFail(Account, { user: userId, kind: 'user' }),
+        details: {
+          grantId,
+          scopes: [...new Set(Object.values(details.missingResourceScopes ?? {}).flat())].sort(),
+          resources: Object.keys(details.missingResourceScopes ?? {}),
+        },
+        door: 'web',
+        meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
+      },
+    );
+    await em.flush();
+  }
 
   router.post(`${INTERACTION_PATH}/:uid/abort`, form, async (req, res) => {
     const interaction = await loadForPost(req, res);

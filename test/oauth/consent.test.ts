@@ -85,6 +85,20 @@ describe('remembered consent', () => {
     expect(asked).toContain('Create or update glossary entries');
     expect(asked).not.toContain('Read projects');
     expect(more.tokens.scope.split(' ').sort()).toEqual(['glossary:write', 'project:read']);
+
+    // Each approval is in the person's audit log, with what it added; the remembered ones are not.
+    const approvals = (await sql(
+      service,
+      `select e.details->'scopes' as scopes, e.details->>'door' as door
+         from audit_events e join accounts a on a.id = e.account_id
+        where e.action = 'app.authorize' and e.resource_id = $1 and a.handle = $2
+        order by e.id`,
+      [client.client_id, handle],
+    )) as { scopes: string[]; door: string }[];
+    expect(approvals).toEqual([
+      { scopes: ['project:read'], door: 'web' },
+      { scopes: ['glossary:write'], door: 'web' },
+    ]);
   });
 
   it('shows a confidential client that asks with prompt=consent what it will carry, not the public-client note', async () => {
