@@ -80,14 +80,18 @@ export async function listConnectedApps(orm: Orm, userId: string): Promise<Conne
     .sort((a, b) => b.lastUsedAt.getTime() - a.lastUsedAt.getTime());
 }
 
+/** Runs one statement: the operation's own (`op.sql`, inside a write's transaction), or a pool's. */
+type Statement = <T>(query: string, params: readonly unknown[]) => Promise<T>;
+
 /**
  * Disconnects a client from a user: every grant of that pair, every code, access and refresh token issued
  * under them, and every account token the app created (marked revoked, so its list says so), in one
  * statement (so no token survives half a revocation). Returns false when the user had not connected that
- * client.
+ * client. Run it through the caller's transaction (`op.sql`), so that the revocation and its audit event
+ * are one write.
  */
-export async function revokeConnectedApp(orm: Orm, userId: string, clientId: string): Promise<boolean> {
-  const deleted = await orm.em.getConnection().execute<{ model: string }[]>(
+export async function revokeConnectedApp(run: Statement, userId: string, clientId: string): Promise<boolean> {
+  const deleted = await run<{ model: string }[]>(
     `with grants as (
        select id from oidc_models
        where model = 'Grant' and payload->>'accountId' = ? and payload->>'clientId' = ?

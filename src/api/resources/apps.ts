@@ -24,7 +24,8 @@ export const appHandlers = {
 
   async disconnectApp(op) {
     const clientId = op.params.clientId!;
-    const revoked = await revokeConnectedApp(op.service.orm, op.caller.userId, clientId);
+    // In the write's transaction: the revocation and its audit event commit together, or neither does.
+    const revoked = await revokeConnectedApp(op.sql, op.caller.userId, clientId);
     if (!revoked) throw problems.notFound(`You have not connected the app "${clientId}".`);
     op.audit('app.disconnect', 'oauth_client', clientId, {}, await personalAccount(op));
     await op.em.flush();
