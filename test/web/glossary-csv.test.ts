@@ -123,6 +123,16 @@ describe('glossary CSV', () => {
     expect(html).toContain('No glossary saved yet.');
   });
 
+  it('says when it is the header that is wrong: another spelling, or columns split by semicolons', async () => {
+    const owner = uniqueHandle('csh');
+    const jar = await signedIn(owner);
+    for (const csv of ['Term,Definition\nalpha,A\n', 'term;definition\nalpha;A\n']) {
+      const refused = await postCsv(jar, owner, csv);
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toMatch(/first line names no &quot;term&quot; column/);
+    }
+  });
+
   it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
     const owner = uniqueHandle('csd');
     const jar = await signedIn(owner);

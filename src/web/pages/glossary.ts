@@ -159,6 +159,13 @@ function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
   });
   const [header, ...rows] = records;
   const columns = header?.cells ?? [];
+  // A header spelled otherwise (`Term`) or a file split by semicolons has no `term` column: every row would
+  // be refused for an empty term, when it is the header that is wrong.
+  if (header && !columns.includes('term'))
+    throw new Error(
+      `its first line names no "term" column (it names ${columns.map((c) => JSON.stringify(c)).join(', ')}); ` +
+        `the columns are ${FIXED.join(', ')} and one per locale, separated by commas`,
+    );
   return rows.map(({ cells, line }) => {
     const row: Record<string, string> = Object.fromEntries(
       columns.map((column, i) => [column, cells[i] ?? '']),
