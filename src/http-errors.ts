@@ -230,14 +230,23 @@ export function clientErrorHandler(logger: Logger) {
       socket.destroy();
       return;
     }
+    // Node's own choice of status for each (lib/_http_server.js), the rest a 400.
     const status =
-      error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 408
+          : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+            ? 413
+            : 400;
     const detail =
       status === 431
         ? 'The request headers (with the URL) are larger than the 16 kB this service reads.'
         : status === 408
           ? 'The request was not sent in time.'
-          : 'The request is not valid HTTP.';
+          : status === 413
+            ? 'The chunk extensions of the body are too large.'
+            : 'The request is not valid HTTP.';
     // What the client sent before the error: its request line names the door, its Accept a browser.
     const received = error.rawPacket?.toString('latin1') ?? '';
     const path = /^[A-Z]+ (\S+)/.exec(received)?.[1] ?? '/';

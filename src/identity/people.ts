@@ -266,15 +266,17 @@ async function requiredElsewhere(
 
 /** Removes one of the user's identities, never the last one (their rows locked, so two removals cannot race). */
 export async function unlinkIdentity(
-  orm: Orm,
+  em: EntityManager,
   userId: string,
   identityId: string,
 ): Promise<'removed' | 'last' | 'not_found'> {
-  return orm.em.fork().transactional(async (em) => {
-    const rows = await em.find(Identity, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  // In the caller's transaction (the operation's, a savepoint inside it): the removal and its audit event
+  // commit together, or neither does.
+  return em.transactional(async (tx) => {
+    const rows = await tx.find(Identity, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!rows.some((r) => r.id === identityId)) return 'not_found';
     if (rows.length <= 1) return 'last';
-    await em.nativeDelete(Identity, { id: identityId, user: userId });
+    await tx.nativeDelete(Identity, { id: identityId, user: userId });
     return 'removed';
   });
 }

@@ -44,7 +44,7 @@ function serializeEvent(event: EventRow): Schemas.AuditEvent {
 }
 
 /** The earliest time PostgreSQL takes as written (it has no year 0000): no event is older. */
-const EARLIEST = Date.UTC(1, 0, 1);
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z'); // Date.UTC would read the year 1 as 1901
 
 /**
  * A `since` / `until` bound as the instant it names. RFC 3339 (and the schema's `date-time` format) allows

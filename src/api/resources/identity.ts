@@ -52,7 +52,7 @@ export const identityHandlers = {
   },
 
   async unlinkIdentity(op) {
-    const outcome = await unlinkIdentity(op.service.orm, op.caller.userId, op.params.identity!);
+    const outcome = await unlinkIdentity(op.em, op.caller.userId, op.params.identity!);
     if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
     if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
     op.audit('identity.unlink', 'identity', op.params.identity!, {}, await personalAccount(op));
