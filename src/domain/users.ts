@@ -17,6 +17,11 @@ export function createUserWithAccount(
   return { user, account };
 }
 
+/** A user's personal account (every user has exactly one: createUserWithAccount). */
+export function personalAccount(em: EntityManager, userId: string): Promise<IAccount> {
+  return em.findOneOrFail(Account, { user: userId, kind: 'user' });
+}
+
 /** The API names a user by their personal account's handle; this maps user ids to handles in one query. */
 export async function userHandles(
   em: EntityManager,

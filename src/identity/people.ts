@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  Account,
   Identity,
   Membership,
   Organization,
@@ -16,7 +15,7 @@ import {
 } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { type AuditRecord, recordAudit } from '../domain/audit.ts';
-import { createUserWithAccount } from '../domain/users.ts';
+import { createUserWithAccount, personalAccount } from '../domain/users.ts';
 import type { Profile } from './providers.ts';
 
 export type SignInOutcome = { userId: string; created: boolean } | { refused: string };
@@ -83,7 +82,7 @@ export async function signInWithProfile(
           action: 'identity.link',
           resourceType: 'identity',
           resourceId: identity.id,
-          account: await em.findOneOrFail(Account, { user: options.linkTo, kind: 'user' }),
+          account: await personalAccount(em, options.linkTo),
           details: { provider: profile.provider },
           door: 'web',
           meta: options.meta ?? {},

@@ -6,6 +6,7 @@ import type { InteractionResults } from 'oidc-provider';
 import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
 import { recordAudit } from '../domain/audit.ts';
+import { personalAccount } from '../domain/users.ts';
 import { createDevUser, findDevUser } from '../identity/dev-users.ts';
 import { configuredProviders } from '../identity/providers.ts';
 import type { Sessions } from '../identity/sessions.ts';
@@ -206,7 +207,7 @@ export function interactionRoutes(
         action: 'app.authorize',
         resourceType: 'oauth_client',
         resourceId: String(interaction.params.client_id),
-        account: await em.findOneOrFail(Account, { user: userId, kind: 'user' }),
+        account: await personalAccount(em, userId),
         details: {
           grantId,
           scopes: [...new Set(Object.values(details.missingResourceScopes ?? {}).flat())].sort(),

@@ -1,7 +1,7 @@
 import { listConnectedApps, revokeConnectedApp } from '../../domain/connected-apps.ts';
 import type { Handlers } from '../pipeline.ts';
 import { problems } from '../problem.ts';
-import { personalAccount } from './user.ts';
+import { callersAccount } from './user.ts';
 
 // Connected OAuth apps of the caller: the grants oidc-provider holds for them (src/domain/connected-apps.ts).
 export const appHandlers = {
@@ -27,7 +27,7 @@ export const appHandlers = {
     // In the write's transaction: the revocation and its audit event commit together, or neither does.
     const revoked = await revokeConnectedApp(op.sql, op.caller.userId, clientId);
     if (!revoked) throw problems.notFound(`You have not connected the app "${clientId}".`);
-    op.audit('app.disconnect', 'oauth_client', clientId, {}, await personalAccount(op));
+    op.audit('app.disconnect', 'oauth_client', clientId, {}, await callersAccount(op));
     await op.em.flush();
     return { status: 204 };
   },

@@ -15,7 +15,7 @@ import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
 import { findOrganization, findOrganizationId } from './organizations.ts';
-import { personalAccount } from './user.ts';
+import { callersAccount } from './user.ts';
 
 // Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
 
@@ -55,7 +55,7 @@ export const identityHandlers = {
     const outcome = await unlinkIdentity(op.em, op.caller.userId, op.params.identity!);
     if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
     if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
-    op.audit('identity.unlink', 'identity', op.params.identity!, {}, await personalAccount(op));
+    op.audit('identity.unlink', 'identity', op.params.identity!, {}, await callersAccount(op));
     await op.em.flush();
     return { status: 204 };
   },

@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import { isScope, type Scope } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import { isoTimestamp } from '../../db/columns.ts';
-import { Account, AccountToken } from '../../db/entities/index.ts';
+import { AccountToken } from '../../db/entities/index.ts';
 import {
   childTokenExpiry,
   issueAccountToken,
@@ -14,6 +14,7 @@ import { keysetPages, page, pageRequest } from '../pagination.ts';
 import type { Handlers } from '../pipeline.ts';
 import { Problem, problems } from '../problem.ts';
 import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
+import { callersAccount } from './user.ts';
 
 /**
  * A page of an account's tokens with each creator's handle (their personal account's), in one statement
@@ -95,7 +96,7 @@ export const tokenHandlers = {
       tokenPrefix: row.tokenPrefix,
       expiresAt: row.expiresAt?.toISOString() ?? null,
     });
-    const creator = await op.em.findOneOrFail(Account, { user: op.caller.userId });
+    const creator = await callersAccount(op);
     return {
       status: 201,
       headers: SHOWN_ONCE_HEADERS,

@@ -1,7 +1,8 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import { isoTimestamp } from '../../db/columns.ts';
-import { Account, type IAccount, User } from '../../db/entities/index.ts';
+import { type IAccount, User } from '../../db/entities/index.ts';
 import { prepared } from '../../db/prepared.ts';
+import { personalAccount } from '../../domain/users.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -24,8 +25,8 @@ async function serializeUser(op: OperationContext): Promise<Schemas.User> {
  * their personal account, whose audit log they read. Such an operation names no account, and an event
  * without one would be in nobody's log, not even theirs.
  */
-export function personalAccount(op: OperationContext): Promise<IAccount> {
-  return op.em.findOneOrFail(Account, { user: op.caller.userId });
+export function callersAccount(op: OperationContext): Promise<IAccount> {
+  return personalAccount(op.em, op.caller.userId);
 }
 
 export const userHandlers = {
@@ -39,7 +40,7 @@ export const userHandlers = {
     if (op.body.displayName !== undefined) changes.displayName = op.body.displayName;
     if (op.body.email !== undefined) changes.email = op.body.email?.toLowerCase() ?? null;
     op.em.assign(user, changes);
-    op.audit('user.update', 'user', user.id, { fields: Object.keys(changes) }, await personalAccount(op));
+    op.audit('user.update', 'user', user.id, { fields: Object.keys(changes) }, await callersAccount(op));
     await op.em.flush();
     return { status: 200, body: await serializeUser(op) };
   },

@@ -7,8 +7,8 @@ import type { Role } from '../../authz/policy.ts';
 import { ALL_SCOPES } from '../../authz/scopes.ts';
 import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import type { ServiceContext } from '../../context.ts';
-import { Account } from '../../db/entities/index.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
+import { personalAccount } from '../../domain/users.ts';
 import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
 import { foreignName } from '../foreign-name.ts';
@@ -24,7 +24,7 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
    */
   async function grantable(pc: PageContext) {
     const em = ctx.orm.em.fork();
-    const account = await em.findOneOrFail(Account, { user: { id: pc.who.userId }, kind: 'user' });
+    const account = await personalAccount(em, pc.who.userId);
     const target = { account, roles: new Set<Role>(['self']) };
     const beyond = new Set(
       await scopesBeyondCeiling(em, pipeline.policy, sessionCaller(pc.who), target, ALL_SCOPES),
