@@ -531,6 +531,12 @@ function asDriverException(error: unknown, service: ServiceContext): unknown {
   return error;
 }
 
+/** The answer of an operation the database being away stopped: 503 with Retry-After. */
+export function databaseUnavailableResponse(): OperationResponse {
+  const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
+  return { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+}
+
 function toProblemResponse(
   error: unknown,
   service: ServiceContext,
@@ -539,8 +545,7 @@ function toProblemResponse(
   // The database is away (restarting, failing over): nothing was committed, and retrying shortly works.
   if (isDatabaseUnavailable(error)) {
     service.logger.warn({ ...context, reason: (error as Error).message }, 'database unavailable');
-    const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
-    return { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+    return databaseUnavailableResponse();
   }
   error = asDriverException(error, service);
   let problem: Problem;

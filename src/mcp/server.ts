@@ -4,14 +4,15 @@ import {
   ProtocolErrorCode,
   type Server,
 } from '@modelcontextprotocol/server';
-import type { OperationRequest, OperationResponse, Pipeline } from '../api/pipeline.ts';
-import { Problem, problems } from '../api/problem.ts';
-import type { FoundCaller } from '../authz/authenticator.ts';
 import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  DATABASE_UNAVAILABLE_DETAIL,
-  isDatabaseUnavailable,
-} from '../db/unavailable.ts';
+  databaseUnavailableResponse,
+  type OperationRequest,
+  type OperationResponse,
+  type Pipeline,
+} from '../api/pipeline.ts';
+import { Problem } from '../api/problem.ts';
+import type { FoundCaller } from '../authz/authenticator.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { refusedArguments, toOperationArguments, toToolResult } from './call.ts';
 import { SERVER_INSTRUCTIONS } from './instructions.ts';
 import { ParamsCheckingServer } from './invalid-params.ts';
@@ -92,8 +93,7 @@ async function confirmCached(pipeline: Pipeline, context: CallContext): Promise<
     if (!(await pipeline.confirm(context.bearer, 'mcp', context.found))) context.refused = true;
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
-    const problem = problems.serviceUnavailable(DATABASE_UNAVAILABLE_DETAIL, DATABASE_RETRY_AFTER_SECONDS);
-    context.unavailable = { status: problem.status, body: problem.toJSON(), headers: problem.headers };
+    context.unavailable = databaseUnavailableResponse();
   }
 }
 
