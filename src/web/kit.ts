@@ -171,6 +171,23 @@ export async function allItems<T>(
   return { items };
 }
 
+/** Versions a history page lists, the newest first; any two can still be compared by number. */
+const HISTORY_SHOWN = 100;
+
+/**
+ * A history page's versions (voice, glossary): the newest HISTORY_SHOWN, newest first, and how many there
+ * are in all. The API lists the oldest first, so the newest are on its last page.
+ */
+export async function newestVersions<T>(
+  call: WebCall,
+  operationId: string,
+  account: string,
+): Promise<{ versions: T[]; total: number } | { failed: OperationResponse }> {
+  const all = await allItems<T>(call, operationId, { params: { account } });
+  if ('failed' in all) return all;
+  return { versions: all.items.slice(-HISTORY_SHOWN).toReversed(), total: all.items.length };
+}
+
 export function createKit(deps: WebDeps) {
   const { pipeline, sessions, csrf } = deps;
   const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true });

@@ -7,7 +7,16 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { allItems, formErrors, isOk, type Kit, multiline, type PageContext, pathOf, text } from '../kit.ts';
+import {
+  formErrors,
+  isOk,
+  type Kit,
+  multiline,
+  newestVersions,
+  type PageContext,
+  pathOf,
+  text,
+} from '../kit.ts';
 import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
@@ -34,8 +43,6 @@ interface Glossary {
 
 /** Rows shown at once; search and filters narrow a large glossary down. */
 const SHOWN = 100;
-/** Versions the history page lists, the newest first; any two can still be compared by number. */
-const HISTORY_SHOWN = 100;
 /** CSV columns besides one per locale. */
 const FIXED = ['term', 'definition', 'caseSensitive', 'doNotTranslate', 'forbidden'] as const;
 let multipart: RequestHandler | undefined;
@@ -563,12 +570,9 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     '/accounts/:account/glossary/history',
     kit.page(async (req, res, pc) => {
       const account = String(req.params.account);
-      // The API lists the oldest first: the newest versions are on its last page.
-      const all = await allItems<{ version: number }>(pc.call, 'listGlossaryVersions', {
-        params: { account },
-      });
-      if ('failed' in all) return kit.problemPage(res, pc, all.failed);
-      const versions = all.items.slice(-HISTORY_SHOWN).toReversed();
+      const history = await newestVersions<{ version: number }>(pc.call, 'listGlossaryVersions', account);
+      if ('failed' in history) return kit.problemPage(res, pc, history.failed);
+      const { versions, total } = history;
       kit.render(res, pc, 'glossary-history', {
         title: 'Glossary history',
         section: 'dashboard',
@@ -576,7 +580,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         acting: { handle: account, role: await roleOn(pc, account) },
         account,
         versions,
-        total: all.items.length,
+        total,
         from: versions[1]?.version,
         to: versions[0]?.version,
       });

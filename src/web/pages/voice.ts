@@ -5,11 +5,18 @@ import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
-import { allItems, formErrors, isOk, type Kit, multiline, type PageContext, pathOf, words } from '../kit.ts';
+import {
+  formErrors,
+  isOk,
+  type Kit,
+  multiline,
+  newestVersions,
+  type PageContext,
+  pathOf,
+  words,
+} from '../kit.ts';
 
 const diff = onFirstUse<typeof import('diff')>('diff');
-/** Versions the history page lists, the newest first; any two can still be compared by number. */
-const HISTORY_SHOWN = 100;
 
 interface Voice {
   version: number;
@@ -193,10 +200,9 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     '/accounts/:account/voice/history',
     kit.page(async (req, res, pc) => {
       const account = String(req.params.account);
-      // The API lists the oldest first: the newest versions are on its last page.
-      const all = await allItems<{ version: number }>(pc.call, 'listVoiceVersions', { params: { account } });
-      if ('failed' in all) return kit.problemPage(res, pc, all.failed);
-      const versions = all.items.slice(-HISTORY_SHOWN).toReversed();
+      const history = await newestVersions<{ version: number }>(pc.call, 'listVoiceVersions', account);
+      if ('failed' in history) return kit.problemPage(res, pc, history.failed);
+      const { versions, total } = history;
       kit.render(res, pc, 'voice-history', {
         title: 'Voice history',
         section: 'dashboard',
@@ -207,7 +213,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         acting: { handle: account, role: await role(pc, account) },
         account,
         versions,
-        total: all.items.length,
+        total,
         from: versions[1]?.version,
         to: versions[0]?.version,
       });
