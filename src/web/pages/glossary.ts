@@ -497,18 +497,17 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       // A term twice in the file is a mistake in it (which row was meant?), not a row to drop unseen.
       const fileLineOf = new Map<string, number>();
       for (const { entry, line } of rows) {
-        const earlier = fileLineOf.get(termKey(entry.term));
+        const key = termKey(entry.term);
+        const earlier = fileLineOf.get(key);
         if (earlier !== undefined)
           return failed(
             400,
             `Line ${line} repeats the term "${entry.term}" of line ${earlier}; list each term once.`,
           );
-        fileLineOf.set(termKey(entry.term), line);
-      }
-      for (const { entry, line } of rows) {
-        const at = position.get(termKey(entry.term)) ?? entries.length;
+        fileLineOf.set(key, line);
+        const at = position.get(key) ?? entries.length;
         entries[at] = entry;
-        position.set(termKey(entry.term), at);
+        position.set(key, at);
         lineOf.set(at, line);
       }
       const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
