@@ -2,7 +2,13 @@
 // form that fails says, what a stale form is told, and lists longer than one page of the API.
 // pages.test.ts walks the same pages in chromium.
 import { describe, expect, it } from 'vitest';
+import { Membership, User } from '../../src/db/entities/index.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { issueInvitation } from '../../src/domain/invitations.ts';
+import { createOrganization } from '../../src/domain/organizations.ts';
+import { createUserWithAccount } from '../../src/domain/users.ts';
 import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { createTestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
@@ -211,6 +217,67 @@ describe('list pages', () => {
     // A cursor the service did not hand out is refused, not read as the first page.
     const forged = await jar.fetch(`${service.url}/accounts/${owner}?after=not-a-cursor`);
     expect(forged.status).toBe(400);
+  });
+
+  it("page through an organization's members and its invitations each without losing the other's place", {
+    timeout: 120_000,
+  }, async () => {
+    const admin = await createTestUser(service, uniqueHandle('opa'));
+    const org = uniqueHandle('opo');
+    // 101 members and 101 pending invitations, straight in the database: each list has a second page.
+    const orm = await openDatabase(service.database.url);
+    try {
+      const em = orm.em.fork();
+      const creator = await em.findOneOrFail(User, { id: admin.userId });
+      const { organization } = createOrganization(em, creator, {
+        handle: org,
+        displayName: org,
+        visibility: 'private',
+      });
+      for (let i = 1; i <= 100; i++) {
+        const { user } = createUserWithAccount(em, { handle: `${org}-m${i}`, displayName: `m${i}` });
+        em.create(Membership, { organization, user, role: 'member' });
+      }
+      for (let i = 1; i <= 101; i++) {
+        issueInvitation(em, {
+          organization,
+          email: `i${i}@example.com`,
+          role: 'member',
+          invitedById: admin.userId,
+        });
+      }
+      await em.flush();
+    } finally {
+      await orm.close();
+    }
+    const jar = await signedIn(admin.handle);
+    const page = async (path: string) => {
+      const response = await jar.fetch(`${service.url}${path.replaceAll('&amp;', '&')}`);
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const link = (html: string, label: string) => new RegExp(`<a href="([^"]+)">${label}`).exec(html)?.[1];
+    const invitees = (html: string) => html.match(/<td>i\d+@example\.com<\/td>/g) ?? [];
+    const memberHandles = (html: string) => html.match(new RegExp(`@${org}-m\\d+</span>`, 'g')) ?? [];
+
+    const first = await page(`/orgs/${org}`);
+    // Invitations, second page: the 101st alone.
+    const invitationsNext = link(first, 'Next 100 invitations');
+    expect(invitationsNext).toBeDefined();
+    const secondInvitations = await page(invitationsNext!);
+    expect(invitees(secondInvitations)).toHaveLength(1);
+    // From there, the members' next page keeps the invitations on their second page…
+    const membersNext = link(secondInvitations, 'Next 100 members');
+    expect(membersNext).toContain('invitations_after=');
+    const both = await page(membersNext!);
+    expect(memberHandles(both)).toHaveLength(1);
+    expect(invitees(both)).toHaveLength(1);
+    // …and going back to the first invitations keeps the members on their second page.
+    const invitationsFirst = link(both, '← First invitations');
+    expect(invitationsFirst).toContain('members_after=');
+    const back = await page(invitationsFirst!);
+    expect(memberHandles(back)).toHaveLength(1);
+    expect(invitees(back)).toHaveLength(100);
   });
 });
 

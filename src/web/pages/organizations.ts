@@ -76,9 +76,18 @@ export function organizationPages(
         members: itemsOf(members),
         invitations: itemsOf(invitations),
         // Each list a page at a time: the link to its next page, and back to its start on a later one.
+        // A list's links keep where the other list is, so paging through one leaves the other in place.
         pages: {
-          members: { next: nextOf(members), later: typeof after.members === 'string' },
-          invitations: { next: nextOf(invitations), later: typeof after.invitations === 'string' },
+          members: {
+            next: nextOf(members),
+            later: isCursor(after.members),
+            base: pageBase(handle, 'invitations_after', after.invitations),
+          },
+          invitations: {
+            next: nextOf(invitations),
+            later: isCursor(after.invitations),
+            base: pageBase(handle, 'members_after', after.members),
+          },
         },
         profile: extra.profile ?? {
           values: { displayName: org.displayName, visibility: org.visibility },
@@ -90,6 +99,13 @@ export function organizationPages(
       extra.status,
     );
   }
+
+  const isCursor = (cursor: unknown): cursor is string => typeof cursor === 'string' && cursor !== '';
+  /** The organization's page with the other list's position, where one list's pager links start. */
+  const pageBase = (handle: string, otherParam: string, otherCursor: unknown) =>
+    isCursor(otherCursor)
+      ? `${pathOf('orgs', handle)}?${new URLSearchParams({ [otherParam]: otherCursor })}`
+      : pathOf('orgs', handle);
 
   const orgPath = (pc: PageContext, handle: string, notice: string) =>
     kit.withNotice(pc, pathOf('orgs', handle), notice);
