@@ -24,8 +24,11 @@ interface HttpFailure {
   status: number;
   /** Safe to show the client. */
   detail: string;
-  /** The body could not be read as JSON (a JSON-RPC parse error on /mcp). */
-  parse?: boolean;
+  /**
+   * What was wrong with a JSON body: not JSON at all (a JSON-RPC parse error on /mcp), or JSON that is
+   * neither an object nor an array (a number, a string, null: an invalid request on /mcp).
+   */
+  json?: 'unparsable' | 'not-a-container';
   headers?: Record<string, string>;
 }
 
@@ -57,6 +60,7 @@ function describeFailure(error: unknown): HttpFailure {
     charset?: unknown;
     encoding?: unknown;
     headers?: unknown;
+    body?: unknown;
   };
   // express's router marks an undecodable path parameter with status 400; other decoders throw a bare URIError.
   if (error instanceof URIError) return { status: 400, detail: 'The path is not valid percent-encoding.' };
@@ -67,7 +71,14 @@ function describeFailure(error: unknown): HttpFailure {
   // Errors of body-parser (raw-body, http-errors), by their `type`.
   switch (e.type) {
     case 'entity.parse.failed':
-      return { status: 400, detail: 'The body is not valid JSON.', parse: true };
+      // The parser accepts only an object or an array at the top; anything else that parses is JSON still.
+      return parsesAsJson(e.body)
+        ? {
+            status: 400,
+            detail: 'The body is JSON but neither an object nor an array.',
+            json: 'not-a-container',
+          }
+        : { status: 400, detail: 'The body is not valid JSON.', json: 'unparsable' };
     case 'entity.too.large':
       return {
         status: 413,
@@ -135,7 +146,7 @@ function failureProblem(failure: HttpFailure): Problem {
     case 503:
       return problems.serviceUnavailable(failure.detail, DATABASE_RETRY_AFTER_SECONDS);
     default:
-      return problems.badRequest(failure.detail, failure.parse ? '/body' : undefined);
+      return problems.badRequest(failure.detail, failure.json ? '/body' : undefined);
   }
 }
 
@@ -162,13 +173,14 @@ function failureAnswer(door: Door, wantsHtml: boolean, failure: HttpFailure): Fa
     body: JSON.stringify(body),
   });
   if (door === 'mcp') {
-    const code = failure.parse
-      ? JSON_RPC.parse
-      : failure.status === 503
-        ? JSON_RPC.unavailable
-        : failure.status >= 500
-          ? JSON_RPC.internal
-          : JSON_RPC.invalidRequest;
+    const code =
+      failure.json === 'unparsable'
+        ? JSON_RPC.parse
+        : failure.status === 503
+          ? JSON_RPC.unavailable
+          : failure.status >= 500
+            ? JSON_RPC.internal
+            : JSON_RPC.invalidRequest;
     return json({ jsonrpc: '2.0', error: { code, message: failure.detail }, id: null });
   }
   if (door === 'oauth') {
@@ -264,4 +276,15 @@ export function clientErrorHandler(logger: Logger) {
     ].join('\r\n');
     socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]));
   };
+}
+
+/** A body the strict parser refused for its first character alone (an object or array never gets here). */
+function parsesAsJson(text: unknown): boolean {
+  if (typeof text !== 'string' || /^[ \t\n\r]*[{[]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,3 @@
-import type { NextFunction, Request, Response } from 'express';
 import { problems } from '../api/problem.ts';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../lib/json-depth.ts';
 
@@ -13,32 +12,25 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from '../lib/json-depth.ts';
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 
-export function refuseDeepJson(req: Request, res: Response, next: NextFunction) {
-  const message: unknown = req.body;
+/** The JSON-RPC answer to a message nested too deep, or undefined when it is not. */
+export function deepJsonRefusal(message: unknown): { status: number; body: unknown } | undefined {
   if (Array.isArray(message)) {
-    if (!nestedDeeperThan(message, MAX_JSON_DEPTH + 1)) return next();
+    if (!nestedDeeperThan(message, MAX_JSON_DEPTH + 1)) return undefined;
     return answer(
-      res,
       400,
       null,
       INVALID_REQUEST,
       `A message of the batch nests deeper than ${MAX_JSON_DEPTH} levels.`,
     );
   }
-  if (message === null || typeof message !== 'object') return next();
+  if (message === null || typeof message !== 'object') return undefined;
   const { id, params } = message as { id?: unknown; params?: unknown };
   const answerId = typeof id === 'string' || typeof id === 'number' ? id : null;
   const hasArguments = params !== null && typeof params === 'object' && !Array.isArray(params);
   const { arguments: args, ...otherParams } = hasArguments ? (params as Record<string, unknown>) : {};
   const envelope = hasArguments ? { ...message, params: otherParams } : message;
   if (nestedDeeperThan(envelope)) {
-    return answer(
-      res,
-      400,
-      answerId,
-      INVALID_REQUEST,
-      `The message nests deeper than ${MAX_JSON_DEPTH} levels.`,
-    );
+    return answer(400, answerId, INVALID_REQUEST, `The message nests deeper than ${MAX_JSON_DEPTH} levels.`);
   }
   const pointers =
     args !== null && typeof args === 'object' && !Array.isArray(args)
@@ -48,21 +40,14 @@ export function refuseDeepJson(req: Request, res: Response, next: NextFunction) 
       : nestedDeeperThan(args)
         ? ['/arguments']
         : [];
-  if (pointers.length === 0) return next();
+  if (pointers.length === 0) return undefined;
   const issue = `is nested deeper than ${MAX_JSON_DEPTH} levels`;
   const problem = problems.validation(pointers.map((pointer) => ({ pointer, message: issue }))).toJSON();
   const tool = typeof otherParams.name === 'string' ? ` for tool ${otherParams.name}` : '';
   const where = pointers.map((pointer) => `${pointer} ${issue}`).join('; ');
-  return answer(res, 200, answerId, INVALID_PARAMS, `Invalid arguments${tool}: ${where}`, problem);
+  return answer(200, answerId, INVALID_PARAMS, `Invalid arguments${tool}: ${where}`, problem);
 }
 
-function answer(
-  res: Response,
-  status: number,
-  id: string | number | null,
-  code: number,
-  message: string,
-  data?: unknown,
-) {
-  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message, ...(data ? { data } : {}) } });
+function answer(status: number, id: string | number | null, code: number, message: string, data?: unknown) {
+  return { status, body: { jsonrpc: '2.0', id, error: { code, message, ...(data ? { data } : {}) } } };
 }

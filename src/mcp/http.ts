@@ -19,7 +19,7 @@ import type { FoundCaller } from '../authz/authenticator.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
-import { refuseDeepJson } from './depth.ts';
+import { deepJsonRefusal } from './depth.ts';
 import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
@@ -103,51 +103,86 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     next();
   };
 
-  // A cached caller is confirmed (one small statement) before anything is decided on it: tools/list, the
-  // scope step-up, every other method. One plain call of a tool on an account is left to the pipeline, whose
-  // statement loading the account confirms it at no extra cost (callTool confirms it when the arguments
-  // never get there); should that refuse the credential, the answer is still an HTTP 401 (serve() below).
-  // Only a plain call: one the SDK could refuse before it reaches callTool (arguments that are not an
-  // object, a broken envelope) would otherwise tell a revoked token what is wrong with its request.
+  /**
+   * A caller from the verified-caller cache confirmed against the database (one small statement): false
+   * when its credential no longer holds, and the request is answered by the 401 challenge.
+   */
+  const confirmed = async (res: Response): Promise<boolean> => {
+    const found: FoundCaller = res.locals.found;
+    if (found.cachedAtEpoch === undefined) return true;
+    const caller = await pipeline.confirm(res.locals.bearer, 'mcp', found);
+    if (!caller) return false;
+    res.locals.found = { caller } satisfies FoundCaller;
+    return true;
+  };
+
+  /** Answers a request refused before any tool runs, but a revoked token hears only the 401 challenge. */
+  const refuseUnlessRevoked = async (res: Response, answer: () => void) => {
+    if (await confirmed(res)) answer();
+    else sendProblem(res, refuseBearer(res.locals.bearer));
+  };
+
+  // A cached caller is confirmed before anything is decided on it: tools/list, the scope step-up, every
+  // other method. One plain call of a tool on an account is left to the pipeline, whose statement loading
+  // the account confirms it at no extra cost (callTool confirms it when the arguments never get there);
+  // should that refuse the credential, the answer is still an HTTP 401 (serve() below). Only a plain call:
+  // one the SDK could refuse before it reaches callTool (arguments that are not an object, a broken
+  // envelope) would otherwise tell a revoked token what is wrong with its request.
   const confirmCaller = async (req: Request, res: Response, next: NextFunction) => {
     const found: FoundCaller = res.locals.found;
     if (found.cachedAtEpoch === undefined) return next();
     const call = plainCallOf(req, res);
     const definition = call && registry.byName.get(call.params.name);
     if (definition?.spec.accountParam && found.caller.scopes.has(definition.scope)) return next();
-    const caller = await pipeline.confirm(res.locals.bearer, 'mcp', found);
-    if (!caller) return sendProblem(res, refuseBearer(res.locals.bearer));
-    res.locals.found = { caller } satisfies FoundCaller;
-    next();
+    await refuseUnlessRevoked(res, next);
   };
 
-  const onlyPost = (req: Request, res: Response, next: NextFunction) => {
+  const onlyPost = async (req: Request, res: Response, next: NextFunction) => {
     // No server-initiated stream and no session to delete: the endpoint is stateless.
-    if (req.method !== 'POST') return sendProblem(res, problems.methodNotAllowed(['POST']));
-    next();
+    if (req.method === 'POST') return next();
+    await refuseUnlessRevoked(res, () => sendProblem(res, problems.methodNotAllowed(['POST'])));
   };
 
   const parseJson = express.json({ limit: MAX_REQUEST_BODY_BYTES, type: 'application/json' });
+  // A body the parser refuses goes on to the app's error handler (src/http-errors.ts), after the caller.
+  const readBody = (req: Request, res: Response, next: NextFunction) =>
+    parseJson(req, res, (error?: unknown) => {
+      if (error === undefined) return next();
+      refuseUnlessRevoked(res, () => next(error)).catch(next);
+    });
 
   // A call outside the token's scopes is answered by HTTP itself, so that clients can step up.
-  const checkScopes = (req: Request, res: Response, next: NextFunction) => {
-    const { caller }: FoundCaller = res.locals.found;
-    const messages = Array.isArray(req.body) ? req.body : [req.body];
-    labelOperation(res, mcpOperation(messages, registry.byName));
-    for (const message of messages) {
+  const scopeRefusal = (body: unknown, { caller }: FoundCaller) => {
+    for (const message of Array.isArray(body) ? body : [body]) {
       if (message?.method !== 'tools/call') continue;
       const definition = registry.byName.get(message.params?.name);
       if (definition && !caller.scopes.has(definition.scope)) {
-        return sendProblem(
-          res,
-          problems.insufficientScope(
-            `The tool ${definition.tool.name} needs the ${definition.scope} scope, which the token does not hold.`,
-            options.challenge(definition.scope, 'insufficient_scope'),
-          ),
+        return problems.insufficientScope(
+          `The tool ${definition.tool.name} needs the ${definition.scope} scope, which the token does not hold.`,
+          options.challenge(definition.scope, 'insufficient_scope'),
         );
       }
     }
+    return undefined;
+  };
+
+  const checkScopes = (req: Request, res: Response, next: NextFunction) => {
+    labelOperation(res, mcpOperation(Array.isArray(req.body) ? req.body : [req.body], registry.byName));
+    const refusal = scopeRefusal(req.body, res.locals.found);
+    if (refusal) return sendProblem(res, refusal);
     next();
+  };
+
+  // Too deep a body is refused before anything walks it (depth.ts); a revoked token still hears 401 first,
+  // and a tool outside the token's scopes the step-up, as with any other arguments.
+  const refuseDeepBody = async (req: Request, res: Response, next: NextFunction) => {
+    const refusal = deepJsonRefusal(req.body);
+    if (!refusal) return next();
+    await refuseUnlessRevoked(res, () => {
+      const stepUp = scopeRefusal(req.body, res.locals.found);
+      if (stepUp) return sendProblem(res, stepUp);
+      res.status(refusal.status).json(refusal.body);
+    });
   };
 
   // The SDK passes `authInfo` through to the factory untouched; the caller rides in its `extra`. Modern
@@ -231,8 +266,8 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     checkOrigin,
     authenticate,
     onlyPost,
-    parseJson,
-    refuseDeepJson,
+    readBody,
+    refuseDeepBody,
     confirmCaller,
     checkScopes,
     handle,

@@ -212,6 +212,62 @@ describe('the verified-caller cache', () => {
     }
   });
 
+  it('answers a request refused before any tool runs with a revoked token by the 401 challenge', async () => {
+    // Not POST, a body that is not JSON or not a message, arguments nested too deep: each is refused at
+    // the HTTP layer, and a revoked token must not hear more than 401 about it either.
+    const user = await newUser('mcprefused');
+    const deep = (level: number): unknown => (level === 0 ? 'x' : [deep(level - 1)]);
+    const raw = (service: TestService, method: string, body?: string) =>
+      fetch(`${at(service).url}/mcp`, {
+        method,
+        headers: {
+          authorization: `Bearer ${user.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        ...(body === undefined ? {} : { body }),
+      });
+    const requests: [string, (service: TestService) => Promise<Response>, number][] = [
+      ['GET', (service) => raw(service, 'GET'), 405],
+      ['DELETE', (service) => raw(service, 'DELETE'), 405],
+      ['not JSON', (service) => raw(service, 'POST', '{"jsonrpc":'), 400],
+      ['not a message', (service) => raw(service, 'POST', '5'), 400],
+      [
+        'too deep',
+        (service) =>
+          postMcp(
+            at(service),
+            {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name: 'list_projects', arguments: { account: user.handle, cursor: deep(70) } },
+            },
+            { authorization: `Bearer ${user.token}` },
+          ),
+        200,
+      ],
+    ];
+    for (const service of [a, b]) {
+      expect(await mcpStatus(service, user.token, user.handle, 'legacy')).toBe(200); // cached
+      for (const [what, send, status] of requests) {
+        const before = await send(service);
+        expect(before.status, what).toBe(status);
+        await before.body?.cancel();
+      }
+    }
+    await sql(a, 'update account_tokens set revoked_at = now() where created_by_id = $1', [user.userId]);
+    for (const service of [a, b]) {
+      for (const [what, send] of requests) {
+        const after = await send(service);
+        expect(after.status, what).toBe(401);
+        expect(after.headers.get('www-authenticate'), what).toContain('invalid_token');
+        await after.body?.cancel();
+      }
+    }
+  });
+
   it('never serves a token revoked after the database went back to an earlier point (restore, failover)', async () => {
     const user = await newUser('restore');
     const other = await newUser('restoreother');

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/lib/json-depth.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { jsonRpcTextOf, postMcp, toolProblemOf } from './helpers.ts';
+import { issueToken, jsonRpcTextOf, postMcp, toolProblemOf } from './helpers.ts';
 
 const service = useService();
 const { ada } = useUsers(service, 'ada');
@@ -58,6 +58,15 @@ describe('the MCP door', () => {
     expect(message.error?.data?.errors).toEqual([
       { pointer: '/arguments', message: 'is nested deeper than 64 levels' },
     ]);
+  });
+
+  it("answers arguments nested too deep for a tool outside the token's scopes with the 403 step-up", async () => {
+    const readOnly = await issueToken(service, 'ada', ['project:read']);
+    const body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"delete_project","arguments":{"account":"ada","project":${arrays(70)}}}}`;
+    const response = await postMcp(service, body, { authorization: `Bearer ${readOnly}` });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('www-authenticate')).toContain('scope="project:delete"');
+    await response.body?.cancel();
   });
 
   it('lets 64 levels through to the schema, which refuses them for what they are (a tool error)', async () => {

@@ -310,4 +310,23 @@ describe('HTTP details of /mcp', () => {
     expect(response.status).toBe(400);
     expect((await response.json()).error.code).toBe(-32700);
   });
+
+  it('answers JSON that is no message (a number, a string, null) with invalid request, not a parse error', async () => {
+    for (const body of ['5', '"x"', 'null', ' true']) {
+      const response = await fetch(`${service.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...auth(),
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect((await response.json()).error, body).toMatchObject({
+        code: -32600,
+        message: 'The body is JSON but neither an object nor an array.',
+      });
+    }
+  });
 });
