@@ -80,17 +80,23 @@ function isOfType(type: string, value: unknown): boolean {
  * argument the agent sent (`/arguments/handle`, `/arguments/if_match`), not to REST's `/body/handle`.
  */
 export function refusedArguments(definition: ToolDefinition, problem: Problem | ProblemBody): CallToolResult {
-  const body = problem instanceof Problem ? problem.toJSON() : problem;
-  const errors = (body.errors ?? []).map((issue) => ({
-    ...issue,
-    pointer: argumentPointer(definition, issue.pointer),
-  }));
+  const body = withArgumentPointers(definition, problem instanceof Problem ? problem.toJSON() : problem);
+  const errors = body.errors ?? [];
   const where = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ');
   return problemResult({
     ...body,
     detail: `Invalid arguments for tool ${definition.tool.name}${where ? `: ${where}` : ''}`,
     errors,
   });
+}
+
+/** A problem whose pointers name the arguments the agent sent, whatever its status (a 403 on a scope too). */
+function withArgumentPointers(definition: ToolDefinition, body: ProblemBody): ProblemBody {
+  if (!Array.isArray(body?.errors)) return body;
+  return {
+    ...body,
+    errors: body.errors.map((issue) => ({ ...issue, pointer: argumentPointer(definition, issue.pointer) })),
+  };
 }
 
 const PLACES: Record<string, 'path' | 'query' | 'header' | 'body'> = {
@@ -119,7 +125,8 @@ function argumentPointer(definition: ToolDefinition, pointer: string): string {
 
 /**
  * Up to this size the text content repeats the result as JSON, for clients that read only text; above it,
- * the text is a short summary, so a large result (a 5,000-entry glossary) is not sent twice.
+ * the text is a short summary, so a large result (a 5,000-entry glossary) is not sent twice. A client of
+ * a revision without structuredContent gets the whole JSON as text whatever its size.
  */
 export const FULL_TEXT_MAX_BYTES = 4 * 1024;
 
@@ -128,14 +135,18 @@ export const FULL_TEXT_MAX_BYTES = 4 * 1024;
  * the problem details only. The database being unreachable (503) is no result of the tool: it is a
  * JSON-RPC error, which the HTTP layer answers with HTTP 503 and Retry-After (unavailable.ts).
  */
-export function toToolResult(definition: ToolDefinition, response: OperationResponse): CallToolResult {
+export function toToolResult(
+  definition: ToolDefinition,
+  response: OperationResponse,
+  textOnly = false,
+): CallToolResult {
   if (isUnavailableResponse(response)) {
     const body = response.body as ProblemBody | undefined;
     throw new ProtocolError(UNAVAILABLE_CODE, body?.detail ?? 'Service unavailable', body);
   }
   if (response.status >= 400) {
     if (isValidationProblem(response)) return refusedArguments(definition, response.body as ProblemBody);
-    return problemResult(response.body);
+    return problemResult(withArgumentPointers(definition, response.body as ProblemBody));
   }
   if (response.status === 304) {
     // The tool's outputSchema allows this shape next to the document (tools.ts), so clients accept it.
@@ -159,7 +170,7 @@ export function toToolResult(definition: ToolDefinition, response: OperationResp
   const json = jsonOf(structured);
   // A string is at least as many bytes as characters: a long one is not measured (a glossary: 1 MB).
   const small = json.length <= FULL_TEXT_MAX_BYTES && Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES;
-  const text = small ? json : summary(definition, structured, json);
+  const text = small || textOnly ? json : summary(definition, structured, json);
   structuredJson.set(structured, json);
   return { structuredContent: structured, content: [{ type: 'text', text }] };
 }

@@ -113,6 +113,26 @@ describe('MCP server at /mcp', () => {
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
   });
 
+  it('points at the arguments in a tool error of any status, not only a 400', async () => {
+    // A token that may create tokens but holds no project scope: a token asking for one is a 403 whose
+    // pointer names the `scopes` argument the agent sent, not REST's /body/scopes.
+    const narrow = await mcpClient(
+      service,
+      await issueToken(service, 'ada', ['token:write', 'account:read']),
+    );
+    try {
+      const result = await narrow.callTool({
+        name: 'create_token',
+        arguments: { account: 'ada', name: 'wider', scopes: ['project:delete'] },
+      });
+      const problem = toolProblemOf(result);
+      expect(problem.status).toBe(403);
+      expect(problem.errors?.map((e) => e.pointer)).toEqual(['/arguments/scopes']);
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('refuses a path, query or header argument whose JSON type is not the one inputSchema names, as REST does', async () => {
     // REST coerces its text (`limit=2`), but refuses `limit=true`; a typed argument is not coerced either:
     // `limit: true` was read as 1, `doNotTranslate: 1` as true, `if_match: 5` sent as the tag 5.
