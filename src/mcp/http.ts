@@ -239,6 +239,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
       bearer: res.locals.bearer,
       meta: { ip: req.ip, userAgent: req.headers['user-agent'], requestId: String(req.id ?? '') },
       countToolCall: options.countToolCall,
+      textOnly: withoutStructuredContent(req.headers['mcp-protocol-version']),
     };
     const call = options.directToolCalls ? plainCallOf(req, res) : undefined;
     if (call) {
@@ -295,6 +296,14 @@ function sendAnswer(res: Response, answer: UnavailableAnswer): void {
 
 function webAnswer(answer: UnavailableAnswer): globalThis.Response {
   return new globalThis.Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/**
+ * Revisions before 2025-06-18 have no structuredContent, and a request without the revision header is
+ * read as 2025-03-26 (the header came with 2025-06-18). Revisions are dates, so they compare as text.
+ */
+function withoutStructuredContent(revision: string | string[] | undefined): boolean {
+  return revision === undefined || (typeof revision === 'string' && revision < '2025-06-18');
 }
 
 /** DNS rebinding: a browser page may reach us only from our own origin or from a local (loopback) one. */

@@ -40,6 +40,11 @@ export interface CallContext {
   unavailable?: OperationResponse;
   /** Counts a tool call by the way it was served (metrics). */
   countToolCall?: (path: 'direct' | 'sdk') => void;
+  /**
+   * The client's revision has no structuredContent (2025-03-26, or no revision header, which MCP reads
+   * as 2025-03-26): the text of a result is all it shows the model, so it is the whole result.
+   */
+  textOnly?: boolean;
 }
 
 /**
@@ -84,7 +89,7 @@ export async function callTool(
   });
   if (response.status === 401) context.refused = true;
   if (isUnavailableResponse(response)) context.unavailable = response;
-  return toToolResult(definition, response);
+  return toToolResult(definition, response, context.textOnly);
 }
 
 /** Confirms the call's cached caller: `refused` when its credential no longer works, `unavailable` when it cannot tell. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import { FULL_TEXT_MAX_BYTES } from '../../src/mcp/call.ts';
-import { modernClient } from '../mcp/helpers.ts';
+import { jsonRpcOf, modernClient } from '../mcp/helpers.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 const service = useService();
@@ -62,6 +62,39 @@ describe('a 5,000-entry glossary', () => {
       );
     } finally {
       await client.close();
+    }
+  });
+
+  it('reads whole as text over MCP for a client whose revision has no structuredContent', async () => {
+    const saved = await sdk.saveGlossary({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: bigGlossary('read as text'),
+    });
+    expect(saved.response.status).toBe(201);
+    const call = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_glossary', arguments: { account: 'ada' } },
+    };
+    // 2025-03-26, and a request without the revision header, which MCP reads as 2025-03-26.
+    for (const revision of ['2025-03-26', undefined]) {
+      const response = await fetch(`${service.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ada.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(revision ? { 'mcp-protocol-version': revision } : {}),
+        },
+        body: JSON.stringify(call),
+      });
+      const message = await jsonRpcOf(response);
+      const [text] = message.result.content as { type: string; text: string }[];
+      const entries = (JSON.parse(text!.text) as { entries: { term: string }[] }).entries;
+      expect(entries, String(revision)).toHaveLength(5000);
+      expect(entries[4321]!.term).toBe('Workspace feature 4321');
     }
   });
 });
