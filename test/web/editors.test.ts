@@ -47,6 +47,36 @@ describe('the glossary editor', () => {
   });
 });
 
+describe('the glossary add form', () => {
+  it('refuses a term the glossary already has instead of overwriting that entry', async () => {
+    const owner = uniqueHandle('gad');
+    const jar = await signedIn(owner);
+    for (const term of ['dashboard', 'café']) {
+      const added = await postEntry(jar, owner, {
+        term,
+        definition: 'Main screen',
+        translations: 'de = Übersicht',
+        doNotTranslate: 'on',
+      });
+      expect(added.status).toBe(303);
+    }
+    // The same terms through the add form (no `original`), one of them in the other Unicode form.
+    for (const [term, named] of [
+      ['dashboard', 'dashboard'],
+      ['cafe\u0301', 'café'],
+    ]) {
+      const again = await postEntry(jar, owner, { term: term!, definition: 'oops' });
+      expect(again.status).toBe(400);
+      expect(await again.text()).toMatch(
+        new RegExp(`<p class="field-error" id="f-entry-term-error">[^<]*${named}[^<]*</p>`),
+      );
+    }
+    const page = await (await jar.fetch(`${service.url}/accounts/${owner}/glossary`)).text();
+    expect(page).not.toContain('oops');
+    expect(page.match(/<td data-label="Translations">de: Übersicht<\/td>/g)).toHaveLength(2);
+  });
+});
+
 describe('the glossary editor before the first save', () => {
   it('refuses a form built on the empty glossary once someone saved, instead of overwriting unseen', async () => {
     const owner = uniqueHandle('gfs');

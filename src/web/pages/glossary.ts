@@ -395,8 +395,10 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const loaded = await load(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       const entries = [...(loaded.glossary?.entries ?? [])];
-      const storedTranslations =
-        entries.find((e) => e.term === (values.original || values.term.trim()))?.translations ?? {};
+      // The entry being edited, named by the form it came from; the add form names none, and adds a new
+      // entry even when its term is one the glossary has (refused below, never overwriting that entry).
+      const at = values.original ? entries.findIndex((e) => e.term === values.original) : -1;
+      const storedTranslations = at >= 0 ? entries[at]!.translations : {};
       const entry: Entry = {
         term: values.term.trim(),
         definition: values.definition,
@@ -405,12 +407,14 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         forbidden: values.forbidden,
         translations: parseTranslations(values.translations, storedTranslations),
       };
-      const at = entries.findIndex((e) => e.term === (values.original || entry.term));
       const index = at >= 0 ? at : entries.length;
-      // An entry renamed to a term another entry has: the save would name that other entry (a duplicate
-      // is reported at its second occurrence), which this form does not show, so say it here.
+      // An entry added or renamed with a term another entry has: the save would name that other entry (a
+      // duplicate is reported at its second occurrence), which this form does not show, so say it here.
+      // A form built on an older version is told that instead (the save answers 412): the other entry may
+      // be what someone saved meanwhile.
+      const formIsCurrent = text(req.body, 'etag') === (loaded.glossary?.etag ?? '');
       const other = entries.find((e, i) => i !== index && termKey(e.term) === termKey(entry.term));
-      if (other) {
+      if (other && formIsCurrent) {
         const message = `The glossary already has the term "${other.term}"; edit that entry, or choose another term.`;
         return glossaryPage(
           res,
