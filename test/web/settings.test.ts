@@ -85,10 +85,15 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     });
     expect(write.status).toBe(403);
 
-    // Listed afterwards without its secret.
-    await page.getByRole('link', { name: 'Back to your tokens' }).click();
-    await page.waitForURL(`${service.url}/settings/tokens`);
+    // Reloading the page that showed the secret shows it no more and creates no second token (it was the
+    // answer to the form's POST, and a reload posted the form again): the tokens page says why.
+    expect(page.url()).toBe(`${service.url}/settings/tokens/created`);
     await page.reload();
+    await page.waitForURL(/\/settings\/tokens\?/);
+    expect(await page.getByRole('status').textContent()).toContain('shown once');
+    expect(await page.getByRole('heading', { level: 3, name: /CI <read>/ }).count()).toBe(1);
+
+    // Listed afterwards without its secret.
     const listed = (await page.locator('main').innerHTML()) ?? '';
     expect(listed).not.toContain(secret);
     expect(listed).toContain(secret.slice(0, 12));

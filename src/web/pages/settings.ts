@@ -9,15 +9,42 @@ import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import type { ServiceContext } from '../../context.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { personalAccount } from '../../domain/users.ts';
+import { readCookie } from '../../identity/sessions.ts';
+import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
 import { foreignName } from '../foreign-name.ts';
 import { allItems, formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
 
 const TOKENS = '/settings/tokens';
+/** Where a new token's secret is shown, once: the create form redirects there (post, redirect, get). */
+const CREATED = `${TOKENS}/created`;
+const CREATED_COOKIE = 'l10n_token_created';
+/** Long enough for the redirect to be followed, short enough that an unopened secret does not linger. */
+const CREATED_TTL_SECONDS = 60;
 const APPS = '/settings/apps';
 
+/** What the page of a new token shows (createToken's answer, less what the page does not). */
+type CreatedToken = {
+  token: string;
+  name: string;
+  scopes: string[];
+  expiresAt: string | null;
+  tokenPrefix: string;
+};
+
 export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx: ServiceContext): void {
+  // The new secret goes from the create form to the page that shows it in a sealed cookie, which that page
+  // opens and clears: reloading it (or going back and forward) shows no secret again and creates nothing,
+  // where answering the form's POST with the secret made a reload post the form again, a second token.
+  const createdCookie = createCookieSealer<CreatedToken>(ctx.config.cookieKeys, 'token-created');
+  const createdCookieOptions = {
+    path: CREATED,
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: ctx.config.baseUrl.startsWith('https:'),
+  } as const;
+
   /**
    * The scopes a personal token of this person may carry, by the same ceiling the createToken operation
    * applies (offered here so the form shows only what would be accepted).
@@ -66,7 +93,7 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
 
   router.get(
     TOKENS,
-    kit.page(async (_req, res, pc) => tokensPage(res, pc)),
+    kit.page(async (req, res, pc) => tokensPage(res, pc, 200, undefined, kit.noticeOf(req, pc))),
   );
 
   router.post(
@@ -91,14 +118,27 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
         if (r.status !== 400 && r.status !== 403) return kit.problemPage(res, pc, r);
         return tokensPage(res, pc, r.status, { values, ...formErrors(r) });
       }
-      const created = r.body as { token: string; name: string };
-      kit.render(
-        res,
-        pc,
-        'token-created',
-        { title: 'Token created', section: 'tokens', token: created },
-        201,
-      );
+      const { token, name, scopes, expiresAt, tokenPrefix } = r.body as CreatedToken;
+      const shown: CreatedToken = { token, name, scopes, expiresAt, tokenPrefix };
+      res.cookie(CREATED_COOKIE, await createdCookie.seal(shown, CREATED_TTL_SECONDS), {
+        ...createdCookieOptions,
+        maxAge: CREATED_TTL_SECONDS * 1000,
+      });
+      res.redirect(303, CREATED);
+    }),
+  );
+
+  router.get(
+    CREATED,
+    kit.page(async (req, res, pc) => {
+      const created = await createdCookie.open(readCookie(req, CREATED_COOKIE));
+      res.clearCookie(CREATED_COOKIE, createdCookieOptions);
+      if (!created) {
+        const notice =
+          "A token's secret is shown once, right after the token is created, and this one was shown already. If it was not copied, revoke the token and create another.";
+        return res.redirect(303, kit.withNotice(pc, TOKENS, notice));
+      }
+      kit.render(res, pc, 'token-created', { title: 'Token created', section: 'tokens', token: created });
     }),
   );
 
@@ -109,18 +149,19 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
         params: { account: pc.userHandle, token: String(req.params.id) },
       });
       if (!isOk(r)) return kit.problemPage(res, pc, r);
-      res.redirect(303, TOKENS);
+      res.redirect(303, kit.withNotice(pc, TOKENS, 'Token revoked: it no longer works.'));
     }),
   );
 
   router.get(
     APPS,
-    kit.page(async (_req, res, pc) => {
+    kit.page(async (req, res, pc) => {
       const r = await pc.call('listConnectedApps');
       if (!isOk(r)) return kit.problemPage(res, pc, r);
       kit.render(res, pc, 'apps', {
         title: 'Connected apps',
         section: 'apps',
+        notice: kit.noticeOf(req, pc),
         apps: (r.body as { items: { clientName: string | null; scopes: string[] }[] }).items.map((app) => ({
           ...app,
           clientName: app.clientName === null ? null : foreignName(app.clientName),
@@ -135,7 +176,8 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
     ...kit.action(async (req, res, pc) => {
       const r = await pc.call('disconnectApp', { params: { clientId: String(req.params.clientId) } });
       if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
-      res.redirect(303, APPS);
+      const notice = 'App disconnected: its tokens no longer work, and it must ask again to connect.';
+      res.redirect(303, kit.withNotice(pc, APPS, notice));
     }),
   );
 }
