@@ -172,7 +172,15 @@ describe('the tokens page', () => {
         scopes: 'project:read',
         expiresInDays: '5',
       });
-      expect(created.status).toBe(201);
+      expect(created.status).toBe(303);
+      expect(created.headers.get('location')).toBe('/settings/tokens/created');
+      if (i > 1) continue;
+      // The page the form leads to shows the secret once; opened again, it shows none and creates nothing.
+      const shown = await (await jar.fetch(`${service.url}/settings/tokens/created`)).text();
+      expect(shown).toMatch(/<code class="secret" id="token-secret">l10n_/);
+      const again = await jar.fetch(`${service.url}/settings/tokens/created`);
+      expect(again.status).toBe(303);
+      expect(again.headers.get('location')).toMatch(/^\/settings\/tokens\?notice=/);
     }
     const html = await (await jar.fetch(`${service.url}/settings/tokens`)).text();
     const listed = [...html.matchAll(/<h3 id="token-[^"]+">(ci \d+) /g)].map((m) => m[1]);
