@@ -66,7 +66,7 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
     await admin.getByLabel('Organization handle').fill(org);
     await admin.getByLabel('Display name').fill('Acme');
     await admin.getByRole('button', { name: 'Create organization' }).click();
-    await admin.waitForURL(`${service.url}/orgs/${org}`);
+    await admin.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
     await admin.getByRole('link', { name: 'E-mail domains and identity provider' }).click();
     await admin.waitForURL(`${service.url}/orgs/${org}/sign-in`);
     expect(await admin.locator('h1').textContent()).toContain('Sign-in for Acme');

@@ -93,7 +93,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await look(admin, 'dashboard-error');
     await admin.getByLabel('Organization handle').fill(org);
     await admin.getByRole('button', { name: 'Create organization' }).click();
-    await admin.waitForURL(`${service.url}/orgs/${org}`);
+    await admin.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
     expect(await admin.locator('h1').textContent()).toContain('Acme <Inc>');
     expect(await admin.locator('.acting').textContent()).toContain(`@${org}`);
 
@@ -181,7 +181,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     expect(await admin.getByLabel('Target locales').inputValue()).toBe('de, not a locale');
     await admin.getByLabel('Target locales').fill('de, fr');
     await admin.getByRole('button', { name: 'Create project' }).click();
-    await admin.waitForURL(`${service.url}/accounts/${org}/projects/website`);
+    await admin.waitForURL(new RegExp(`/accounts/${org}/projects/website\\?notice=`));
     expect(await admin.locator('dl.facts').textContent()).toContain('de, fr');
     await look(admin, 'project');
     await admin.getByLabel('Description').fill('The marketing site');
@@ -460,7 +460,8 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     expect(await count('select count(*) as n from projects where handle = $1', ['website'])).toBe(1);
     await admin.getByLabel(/Type the project handle/).fill('website');
     await admin.getByRole('button', { name: 'Delete Website' }).click();
-    await admin.waitForURL(`${service.url}/accounts/${org}`);
+    await admin.waitForURL(new RegExp(`/accounts/${org}\\?notice=`));
+    expect(await admin.getByRole('status').textContent()).toContain('Project website deleted.');
     expect(await admin.locator('main').textContent()).toContain('No projects yet');
 
     // The key never reached a page, and every change above was made by the web door of the pipeline.
@@ -558,7 +559,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await page.getByLabel('Organization handle').fill(org);
     await page.getByLabel('Display name').fill('Private CSV');
     await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.waitForURL(`${service.url}/orgs/${org}`);
+    await page.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
     const reader = uniqueHandle('csv');
     const { context: readerContext, page: readerPage } = await signIn(reader, '/dashboard');
     for (const hidden of [owner, org, uniqueHandle('none')]) {
@@ -645,7 +646,7 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await page.getByLabel('Organization handle').fill(org);
     await page.getByLabel('Display name').fill('Notices');
     await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.waitForURL(`${service.url}/orgs/${org}`);
+    await page.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
     await page.goto(`${service.url}/dashboard`);
     await page.getByLabel('Account', { exact: true }).selectOption(handle);
     await page.getByLabel('Handle', { exact: true }).fill('site');
@@ -653,7 +654,8 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await page.getByLabel('Source locale').fill('en');
     await page.getByLabel('Target locales').fill('de');
     await page.getByRole('button', { name: 'Create project' }).click();
-    await page.waitForURL(`${service.url}/accounts/${handle}/projects/site`);
+    await page.waitForURL(new RegExp(`/accounts/${handle}/projects/site\\?notice=`));
+    expect(await page.getByRole('status').textContent()).toBe('Project site created.');
 
     // A notice someone else wrote into a link is not shown, with or without a made-up signature …
     const forged = 'Your session expired. Call support at +1 555 0100.';
@@ -666,6 +668,10 @@ describe.skipIf(!hasChromium)('the web pages', () => {
       `/accounts/${handle}/glossary`,
       `/settings/models?account=${handle}`,
       '/settings/profile',
+      `/accounts/${handle}`,
+      '/settings/tokens',
+      '/settings/apps',
+      '/settings/identities',
     ];
     for (const path of pages) {
       for (const extra of ['', '&sig=AAAA', `&sig=${'A'.repeat(43)}`]) {

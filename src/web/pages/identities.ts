@@ -40,7 +40,7 @@ export function identityPages(router: Router, kit: Kit, providers: ProviderChoic
   async function identitiesPage(
     res: Response,
     pc: PageContext,
-    extra: { status?: number; message?: string } = {},
+    extra: { status?: number; message?: string; notice?: string } = {},
   ) {
     const identities = await linkedIdentities(pc, providers);
     if (!Array.isArray(identities)) return kit.problemPage(res, pc, identities);
@@ -55,6 +55,7 @@ export function identityPages(router: Router, kit: Kit, providers: ProviderChoic
         section: 'profile',
         crumbs: [{ href: '/settings/profile', label: 'Profile' }, { label: 'Sign-in methods' }],
         message: extra.message,
+        notice: extra.notice,
         identities,
         linkable: providers
           .filter((p) => !linked.has(p.id))
@@ -66,8 +67,8 @@ export function identityPages(router: Router, kit: Kit, providers: ProviderChoic
 
   router.get(
     IDENTITIES,
-    kit.page(async (_req, res, pc) => {
-      await identitiesPage(res, pc);
+    kit.page(async (req, res, pc) => {
+      await identitiesPage(res, pc, { notice: kit.noticeOf(req, pc) });
     }),
   );
 
@@ -75,7 +76,10 @@ export function identityPages(router: Router, kit: Kit, providers: ProviderChoic
     `${IDENTITIES}/:id/unlink`,
     ...kit.action(async (req, res, pc) => {
       const r = await pc.call('unlinkIdentity', { params: { identity: String(req.params.id) } });
-      if (isOk(r)) return res.redirect(303, IDENTITIES);
+      if (isOk(r)) {
+        const notice = 'Sign-in method removed: it no longer signs you in.';
+        return res.redirect(303, kit.withNotice(pc, IDENTITIES, notice));
+      }
       // The last sign-in method stays: the page says why, next to the list.
       if (r.status === 409)
         return identitiesPage(res, pc, {

@@ -92,7 +92,10 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
         visibility: text(req.body, 'visibility'),
       };
       const r = await pc.call('createOrganization', { body: values });
-      if (isOk(r)) return res.redirect(303, pathOf('orgs', values.handle));
+      if (isOk(r)) {
+        const notice = `Organization @${values.handle} created; you are its admin.`;
+        return res.redirect(303, kit.withNotice(pc, pathOf('orgs', values.handle), notice));
+      }
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await dashboard(res, pc, { status: r.status, org: { values, ...formErrors(r) } });
     }),
@@ -104,7 +107,10 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       const account = text(req.body, 'account');
       const values = projectValues(req.body);
       const r = await pc.call('createProject', { params: { account }, body: projectBody(values, true) });
-      if (isOk(r)) return res.redirect(303, pathOf('accounts', account, 'projects', values.handle));
+      if (isOk(r)) {
+        const path = pathOf('accounts', account, 'projects', values.handle);
+        return res.redirect(303, kit.withNotice(pc, path, `Project ${values.handle} created.`));
+      }
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await dashboard(res, pc, {
         status: r.status,
@@ -140,6 +146,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       kit.render(res, pc, 'account', {
         title: a.displayName,
         section: 'dashboard',
+        notice: kit.noticeOf(req, pc),
         crumbs: accountCrumbs(a.handle),
         acting: { handle: a.handle, role: a.role },
         account: a,
@@ -280,7 +287,8 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       }
       const r = await pc.call('deleteProject', { params });
       if (!isOk(r)) return kit.problemPage(res, pc, r);
-      res.redirect(303, `${pathOf('accounts', params.account)}`);
+      const notice = `Project ${params.project} deleted.`;
+      res.redirect(303, kit.withNotice(pc, pathOf('accounts', params.account), notice));
     }),
   );
 }
