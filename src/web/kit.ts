@@ -248,7 +248,12 @@ export function createKit(deps: WebDeps) {
     }
     const title =
       status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : (body.title ?? 'Something went wrong');
-    render(res, pc, 'problem', { title, detail: body.detail ?? '', status }, status);
+    // What the validator found, by name (a link's `from` that is not a number): the detail alone only
+    // says "see errors".
+    const { fields, form } = formErrors(response);
+    const issues = [...Object.entries(fields).map(([name, message]) => `${name}: ${message}`), ...form];
+    const detail = body.detail ?? '';
+    render(res, pc, 'problem', { title, detail, issues: issues.filter((i) => i !== detail), status }, status);
   }
 
   /**

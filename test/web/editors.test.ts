@@ -319,6 +319,21 @@ describe('list pages', () => {
   });
 });
 
+describe('the error page', () => {
+  it('names what is wrong with an address, not only that something is', async () => {
+    const owner = uniqueHandle('err');
+    const jar = await signedIn(owner);
+    for (const [path, issue] of [
+      [`/accounts/${owner}/glossary/diff?from=-1&to=2`, 'version: At least 1.'],
+      ['/accounts/NOT-A-HANDLE', 'account: Use lowercase letters'],
+    ] as const) {
+      const response = await jar.fetch(`${service.url}${path}`);
+      expect(response.status, path).toBe(400);
+      expect(await response.text(), path).toMatch(new RegExp(`<li>${issue.replace('.', '\\.')}`));
+    }
+  });
+});
+
 describe('names people chose', () => {
   it('are set apart, so a right-to-left override in one cannot turn the handle beside it around', async () => {
     const owner = uniqueHandle('rlo');
