@@ -11,7 +11,7 @@ const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const signedIn = (handle: string) => signedInJar(service, handle);
 
 /** Posts `csv` through the page's import form, as the page has it now. */
-async function postCsv(jar: CookieJar, account: string, csv: string): Promise<Response> {
+async function postCsv(jar: CookieJar, account: string, csv: string, changeNote?: string): Promise<Response> {
   const page = await jar.fetch(`${service.url}/accounts/${account}/glossary`);
   const html = await page.text();
   const importForm = html.slice(html.indexOf('/glossary/import'));
@@ -19,6 +19,7 @@ async function postCsv(jar: CookieJar, account: string, csv: string): Promise<Re
   form.set('csrf', csrfOf(importForm));
   form.set('etag', /name="etag" value="([^"]*)"/.exec(importForm)![1]!.replaceAll('&quot;', '"'));
   form.set('file', new File([csv], 'terms.csv', { type: 'text/csv' }));
+  if (changeNote !== undefined) form.set('changeNote', changeNote);
   return jar.fetch(`${service.url}/accounts/${account}/glossary/import`, { method: 'POST', body: form });
 }
 
@@ -115,10 +116,12 @@ describe('glossary CSV', () => {
       'fine,ok,false,false,false,gut', // line 6
       '  ,no term,false,false,false,leer', // line 7
     ].join('\r\n');
-    const refused = await postCsv(jar, owner, `${csv}\r\n`);
+    const refused = await postCsv(jar, owner, `${csv}\r\n`, 'My careful change note');
     expect(refused.status).toBe(400);
     const html = await refused.text();
     expect(html).toMatch(/<p class="field-error" id="f-import-file-error">Line 7, term: [^<]*<\/p>/);
+    // What the person typed next to the file is still there (the file itself cannot be).
+    expect(html).toMatch(/id="f-import-note"[^>]* value="My careful change note"/);
     // Nothing was imported.
     expect(html).toContain('No glossary saved yet.');
   });

@@ -337,7 +337,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           fields: {},
           form: [],
         },
-        importForm: extra.importForm ?? { fields: {}, form: [] },
+        importForm: extra.importForm ?? { values: {}, fields: {}, form: [] },
       },
       extra.status,
     );
@@ -482,8 +482,11 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     ...kit.action(async (req, res, pc) => {
       const account = String(req.params.account);
       const file = (req as { file?: { buffer: Buffer } }).file;
+      // A refused import keeps the change note the person typed (a file input cannot be filled again).
+      const values = { changeNote: text(req.body, 'changeNote') };
+      const importForm = (message: string) => ({ values, fields: { file: message }, form: [] });
       const failed = (status: number, message: string) =>
-        glossaryPage(res, pc, account, {}, { status, importForm: { fields: { file: message }, form: [] } });
+        glossaryPage(res, pc, account, {}, { status, importForm: importForm(message) });
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
       let rows: { entry: Entry; line: number }[];
       try {
@@ -514,7 +517,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         position.set(key, at);
         lineOf.set(at, line);
       }
-      const note = text(req.body, 'changeNote') || `Import ${rows.length} rows from CSV`;
+      const note = values.changeNote || `Import ${rows.length} rows from CSV`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return failed(412, stale);
@@ -532,7 +535,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         {},
         {
           status: 400,
-          importForm: { fields: { file: [...form, ...lines].slice(0, 20).join(' · ') }, form: [] },
+          importForm: importForm([...form, ...lines].slice(0, 20).join(' · ')),
         },
       );
     }, upload(kit)),
