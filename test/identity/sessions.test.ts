@@ -117,6 +117,31 @@ describe('browser sessions', () => {
     expect(await signedInAs(stranger)).toBeDefined();
   });
 
+  it('asks again, with a form of this session, when a sign-out comes from a page of an earlier one', async () => {
+    // A tab left open: signed out and in again elsewhere since, so its sign-out button carries the CSRF
+    // token of a session that is over. It must neither sign out unasked nor leave the person stuck.
+    const jar = new CookieJar();
+    const handle = uniqueHandle('stl');
+    await signIn(jar, handle);
+    const signoutToken = async () =>
+      /<form method="post" action="\/settings\/signout"[\s\S]*?name="csrf" value="([^"]+)"/.exec(
+        await (await jar.fetch(`${service.url}/settings/tokens`)).text(),
+      )![1]!;
+    const stale = await signoutToken();
+    expect((await postForm(jar, `${service.url}/settings/signout`, { csrf: stale })).status).toBe(303);
+    await signIn(jar, handle);
+    const asked = await postForm(jar, `${service.url}/settings/signout`, { csrf: stale });
+    expect(asked.status).toBe(403);
+    const html = await asked.text();
+    expect(html).toContain('<h1>Sign out?</h1>');
+    expect(await signedInAs(jar)).toBe(handle);
+    const fresh = /action="\/settings\/signout">\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(
+      html,
+    )![1]!;
+    expect((await postForm(jar, `${service.url}/settings/signout`, { csrf: fresh })).status).toBe(303);
+    expect(await signedInAs(jar)).toBeUndefined();
+  });
+
   it("signs out of the authorization server's session too: the next authorization asks to sign in", async () => {
     const jar = new CookieJar();
     await signIn(jar, uniqueHandle('out'));

@@ -78,3 +78,26 @@ ${view.sessions.map(
 )}`,
   );
 }
+
+/**
+ * A sign-out or session form from a page of an earlier session (another tab, signed out and in again
+ * since): not acted on, since its CSRF token is not this session's, but asked again with a form that is.
+ */
+export function staleFormPage(view: {
+  question: string;
+  action: string;
+  button: string;
+  csrf: string;
+  back: string;
+}): string {
+  return page(
+    'Form expired',
+    html`<h1>${view.question}</h1>
+<div class="card" role="status">The button you pressed was on a page from an earlier sign-in, so nothing was done yet.</div>
+<form method="post" action="${view.action}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <div class="actions"><button type="submit" class="primary">${view.button}</button>
+  <a class="button" href="${view.back}">Cancel</a></div>
+</form>`,
+  );
+}

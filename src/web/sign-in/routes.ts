@@ -19,10 +19,10 @@ import {
 import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
 import { finishSignInAttempt, startSignInAttempt } from '../../identity/sign-in-attempts.ts';
 import { createCookieSealer } from '../../lib/sealed-cookie.ts';
-import { errorPage, settingsHeader } from '../authorization-pages.ts';
+import { settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { linkFailedPage, sessionsPage, signInFailedPage, signInPage } from './pages.ts';
+import { linkFailedPage, sessionsPage, signInFailedPage, signInPage, staleFormPage } from './pages.ts';
 
 const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';
@@ -258,7 +258,15 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       res
         .status(403)
         .type('html')
-        .send(errorPage('access_denied', 'The form has expired. Reload the page and retry.'));
+        .send(
+          staleFormPage({
+            question: 'Sign out?',
+            action: '/settings/signout',
+            button: 'Sign out',
+            csrf: csrf.token(SIGNOUT_CSRF_PURPOSE, who.sessionId),
+            back: '/dashboard',
+          }),
+        );
       return;
     }
     await sessions.end(req, res);
@@ -286,11 +294,23 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
 
   router.post('/settings/sessions/:id/end', form, async (req, res) => {
     const who = await sessions.current(req);
-    if (!who || !csrf.verify(SESSIONS_CSRF, who.sessionId, req.body?.csrf)) {
-      res.status(403).type('html').send(errorPage('access_denied', 'Sign in again and retry from the page.'));
+    if (!who) return res.redirect(303, `/signin?next=${encodeURIComponent('/settings/sessions')}`);
+    const id = String(req.params.id);
+    if (!csrf.verify(SESSIONS_CSRF, who.sessionId, req.body?.csrf)) {
+      res
+        .status(403)
+        .type('html')
+        .send(
+          staleFormPage({
+            question: 'End that session?',
+            action: `/settings/sessions/${encodeURIComponent(id)}/end`,
+            button: 'End the session',
+            csrf: csrf.token(SESSIONS_CSRF, who.sessionId),
+            back: '/settings/sessions',
+          }),
+        );
       return;
     }
-    const id = String(req.params.id);
     if (UUID.test(id)) await sessions.endOne(who.userId, id);
     res.redirect(303, '/settings/sessions');
   });
