@@ -45,16 +45,23 @@ export function sealModelApiKey(
 
 /**
  * Clears the default flag on the account's other models, in the caller's transaction, before one becomes
- * the default. The partial unique index `account_models_one_default` still settles two concurrent calls.
+ * the default. Writes that make a model of the same account the default take their turn (a transaction
+ * lock on the account): under READ COMMITTED a clear cannot see a default another transaction is making at
+ * the same moment, and the partial unique index `account_models_one_default` then refused the later one
+ * with a 409, where each should simply become the default in its turn.
  */
 export async function clearOtherDefaults(
   em: EntityManager,
   accountId: string,
   keepId: string,
 ): Promise<void> {
+  await em.execute(DEFAULT_MODEL_LOCK, [accountId], 'run');
   await em.nativeUpdate(
     AccountModel,
     { account: accountId, isDefault: true, id: { $ne: keepId } },
     { isDefault: false },
   );
 }
+
+/** Held to the end of the transaction; one lock per account (a hash collision only makes two wait in turn). */
+const DEFAULT_MODEL_LOCK = `select pg_advisory_xact_lock(hashtext('localization-service:default-model'), hashtext(?))`;

@@ -153,4 +153,46 @@ describe('requests racing each other', () => {
       expect(rows[0].n).toBe(1);
     }
   });
+
+  it('makes each of several models made the default at once the default in turn, none refused', async () => {
+    for (let i = 0; i < TRIES; i++) {
+      const models = [1, 2, 3].map((n) => `default-${i}-${n}`);
+      // Created as the default together, then made the default again together (an update).
+      const created = await Promise.all(
+        models.map(async (handle) => {
+          const { response } = await sdk.createModel({
+            client: ada.client,
+            path: { account: 'ada' },
+            body: { handle, model: 'openai:gpt-4o', isDefault: true },
+          });
+          return response.status;
+        }),
+      );
+      expect(created).toEqual([201, 201, 201]);
+      for (const handle of models) {
+        const { response } = await sdk.updateModel({
+          client: ada.client,
+          path: { account: 'ada', modelHandle: handle },
+          body: { isDefault: false },
+        });
+        expect(response.status).toBe(200);
+      }
+      const updated = await Promise.all(
+        models.map(async (handle) => {
+          const { response } = await sdk.updateModel({
+            client: ada.client,
+            path: { account: 'ada', modelHandle: handle },
+            body: { isDefault: true },
+          });
+          return response.status;
+        }),
+      );
+      expect(updated).toEqual([200, 200, 200]);
+      const { rows } = await db.query(
+        `select count(*)::int as n from account_models m join accounts a on a.id = m.account_id
+          where a.handle = 'ada' and m.is_default`,
+      );
+      expect(rows[0].n).toBe(1);
+    }
+  });
 });
