@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
+import { uniqueHandle } from '../oauth/helpers.ts';
+import { createTestUser } from '../support/fixtures.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 // Editing a large glossary by term: one entry sent, not 5,000; the same If-Match/412 rule as a whole save;
@@ -262,5 +264,45 @@ describe('glossary search', () => {
         '/query/cursor',
       ]);
     }
+  });
+
+  it('refuses a cursor on another account or with other filters than the search that handed it out', async () => {
+    const one = await createTestUser(service, uniqueHandle('gsa'));
+    const two = await createTestUser(service, uniqueHandle('gsb'));
+    for (const owner of [one, two]) {
+      const saved = await sdk.upsertGlossaryEntries({
+        client: owner.client,
+        path: { account: owner.handle },
+        body: { entries: ['zalpha', 'zalpine', 'zbeta'].map((term) => ({ term, definition: term })) },
+      });
+      expect(saved.response.status, JSON.stringify(saved.error)).toBe(201);
+    }
+    const search = (account: string, query: Record<string, unknown>) =>
+      sdk.searchGlossaryEntries({ client: one.client, path: { account }, query: { limit: 1, ...query } });
+    const first = await search(one.handle, { termPrefix: 'zal' });
+    const cursor = first.data!.nextCursor!;
+    // The same search goes on.
+    expect((await search(one.handle, { termPrefix: 'zal', cursor })).data!.items.map((e) => e.term)).toEqual([
+      'zalpine',
+    ]);
+    // Other filters on the same glossary: refused, not read as a page of a search nobody started.
+    for (const [account, query] of [
+      [one.handle, { termPrefix: 'zbe', cursor }],
+      [one.handle, { cursor }],
+      [one.handle, { termPrefix: 'zal', forbidden: false, cursor }],
+    ] as const) {
+      const refused = await search(account, query);
+      expect(refused.response.status, JSON.stringify(query)).toBe(400);
+      expect((refused.error as { errors?: { pointer: string }[] }).errors?.map((e) => e.pointer)).toEqual([
+        '/query/cursor',
+      ]);
+    }
+    // On another account's glossary (with its owner's token): refused too.
+    const elsewhere = await sdk.searchGlossaryEntries({
+      client: two.client,
+      path: { account: two.handle },
+      query: { termPrefix: 'zal', limit: 1, cursor },
+    });
+    expect(elsewhere.response.status).toBe(400);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   GlossarySettings,
@@ -256,18 +257,53 @@ const isTrue = (value: unknown) => value === true || value === 'true';
 const isGiven = (value: unknown) => value !== undefined && value !== null;
 
 /** A search cursor pins the version the first page read and the last position served. */
-function searchCursor(version: number, position: number) {
-  return encodeCursor(`${version}.${position}`);
+/**
+ * A search cursor names the version it pins and the position after which the next page starts, and is
+ * bound to the search that handed it out: the account and the filters (a short hash of them). Used on
+ * another account's glossary or with other filters it is refused, instead of paging silently through a
+ * search nobody asked for.
+ */
+function searchCursor(version: number, position: number, search: string) {
+  return encodeCursor(`${version}.${position}.${search}`);
 }
 
-// Numbers as searchCursor writes them: a version from 1, a position from 0, no leading zeros. A cursor at
-// version 0 would read the current version instead of a pinned one.
-const SEARCH_CURSOR = /^([1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/;
+// Numbers as searchCursor writes them: a version from 1, a position from 0, no leading zeros (a cursor at
+// version 0 would read the current version instead of a pinned one), and the search's hash.
+const SEARCH_CURSOR = /^([1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.([A-Za-z0-9_-]{11})$/;
 
-function readSearchCursor(cursor: string | undefined): { version: number; after: number } | undefined {
+function readSearchCursor(
+  cursor: string | undefined,
+  search: string,
+): { version: number; after: number } | undefined {
   if (!cursor) return undefined;
-  const [, version, after] = SEARCH_CURSOR.exec(decodeCursor(cursor, (text) => SEARCH_CURSOR.test(text)))!;
+  const [, version, after, bound] = SEARCH_CURSOR.exec(
+    decodeCursor(cursor, (text) => SEARCH_CURSOR.test(text)),
+  )!;
+  if (bound !== search) {
+    throw problems.badRequest(
+      'The cursor belongs to another search (another account, or other filters); send the filters it was handed out with, or start again without it.',
+      '/query/cursor',
+    );
+  }
   return { version: Number(version), after: Number(after) };
+}
+
+/**
+ * The search a cursor is bound to: the account and every filter given, each in one form whichever door
+ * sent it (`doNotTranslate=true` over REST, `true` over MCP). A cursor pins the version itself.
+ */
+function searchOf(op: { target?: { accountId: string }; query: Record<string, unknown> }): string {
+  const { termPrefix, locale, doNotTranslate, forbidden, version } = op.query;
+  const given = <T>(value: unknown, form: (value: unknown) => T) => (isGiven(value) ? form(value) : null);
+  const filters = JSON.stringify([
+    op.target!.accountId,
+    given(termPrefix, String),
+    given(locale, (value) => canonicalLocale(String(value), '/query/locale')),
+    given(doNotTranslate, isTrue),
+    given(forbidden, isTrue),
+    given(version, Number),
+  ]);
+  return createHash('sha256').update(filters).digest('base64url').slice(0, 11);
 }
 
 export const glossaryHandlers = {
@@ -346,7 +382,8 @@ export const glossaryHandlers = {
   },
 
   async searchGlossaryEntries(op) {
-    const cursor = readSearchCursor(op.query.cursor);
+    const search = searchOf(op);
+    const cursor = readSearchCursor(op.query.cursor, search);
     const limit: number = op.query.limit ?? 20;
     const requested = cursor?.version ?? (isGiven(op.query.version) ? Number(op.query.version) : undefined);
     const row = await findVersionSummary(op, GLOSSARY, requested);
@@ -386,7 +423,7 @@ export const glossaryHandlers = {
         version: row.version,
         etag: versionEtag(row.version),
         items: items.map(serializeEntry),
-        nextCursor: more ? searchCursor(row.version, items.at(-1)!.position) : null,
+        nextCursor: more ? searchCursor(row.version, items.at(-1)!.position, search) : null,
       },
       headers: { ETag: versionEtag(row.version) },
     };
