@@ -754,7 +754,7 @@ export type GlossaryEdit = {
      */
     updated: Array<string>;
     /**
-     * Terms whose entry was removed.
+     * Terms whose entry was removed, as the glossary held them, each once.
      */
     removed: Array<string>;
 };

@@ -116,6 +116,24 @@ describe('glossary edits by term', () => {
     expect((await current()).version).toBe(before.version);
   });
 
+  it('reports an entry named twice in a removal, in two Unicode forms, as removed once', async () => {
+    const owner = await createTestUser(service, uniqueHandle('grm'));
+    const path = { account: owner.handle };
+    const saved = await sdk.upsertGlossaryEntries({
+      client: owner.client,
+      path,
+      body: { entries: [{ term: 'café' }, { term: 'tea' }] },
+    });
+    expect(saved.response.status).toBe(201);
+    const removed = await sdk.removeGlossaryEntries({
+      client: owner.client,
+      path,
+      body: { terms: ['café', 'cafe\u0301'] },
+    });
+    expect(removed.response.status).toBe(201);
+    expect(removed.data).toMatchObject({ entryCount: 1, removed: ['café'] });
+  });
+
   it('removes entries by term, refusing a term that is not there', async () => {
     const before = await current();
     const unknown = await sdk.removeGlossaryEntries({

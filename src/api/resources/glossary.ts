@@ -376,9 +376,12 @@ export const glossaryHandlers = {
     }
     const removing = new Set(terms.map(termKey));
     const kept = entries.filter((entry) => !removing.has(termKey(entry.term)));
+    // The terms as the glossary held them, each once, however the request named them (`café` twice, in
+    // its composed and decomposed forms, removes one entry).
+    const removed = entries.filter((entry) => removing.has(termKey(entry.term))).map((entry) => entry.term);
     const row = await writeVersion(op, version, kept);
-    op.audit('glossary.remove', 'glossary_version', row.id, { version, removed: terms });
-    return editResponse(op, row, kept.length, { removed: terms });
+    op.audit('glossary.remove', 'glossary_version', row.id, { version, removed });
+    return editResponse(op, row, kept.length, { removed });
   },
 
   async searchGlossaryEntries(op) {
