@@ -898,6 +898,13 @@ export type GetCurrentUserErrors = {
      */
     403: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -948,6 +955,13 @@ export type UpdateCurrentUserErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -982,6 +996,13 @@ export type ListConnectedAppsErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1030,6 +1051,13 @@ export type DisconnectAppErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1083,6 +1111,13 @@ export type LeaveOrganizationErrors = {
      */
     409: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1131,6 +1166,13 @@ export type ListAccountsErrors = {
      */
     403: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1178,6 +1220,13 @@ export type GetAccountErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1235,6 +1284,13 @@ export type ListProjectsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1299,6 +1355,13 @@ export type CreateProjectErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1351,6 +1414,13 @@ export type DeleteProjectErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1402,6 +1472,13 @@ export type GetProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1466,6 +1543,13 @@ export type UpdateProjectErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1522,6 +1606,13 @@ export type ListModelsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1586,6 +1677,13 @@ export type CreateModelErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1638,6 +1736,13 @@ export type DeleteModelErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1689,6 +1794,13 @@ export type GetModelErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1757,6 +1869,13 @@ export type UpdateModelErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1813,6 +1932,13 @@ export type ListTokensErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1873,6 +1999,13 @@ export type CreateTokenErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -1924,6 +2057,13 @@ export type RevokeTokenErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -1998,6 +2138,13 @@ export type ListAuditEventsErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2045,6 +2192,13 @@ export type ListOrganizationsErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2100,6 +2254,13 @@ export type CreateOrganizationErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2148,6 +2309,13 @@ export type DeleteOrganizationErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2195,6 +2363,13 @@ export type GetOrganizationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2255,6 +2430,13 @@ export type UpdateOrganizationErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2312,6 +2494,13 @@ export type ListMembersErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2367,6 +2556,13 @@ export type RemoveMemberErrors = {
      * The change conflicts with stored data (a taken handle, an existing member, …).
      */
     409: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2435,6 +2631,13 @@ export type UpdateMemberErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2495,6 +2698,13 @@ export type ListInvitationsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2559,6 +2769,13 @@ export type CreateInvitationErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2610,6 +2827,13 @@ export type RevokeInvitationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2673,6 +2897,13 @@ export type AcceptInvitationErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2735,6 +2966,13 @@ export type DeclineInvitationErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2795,6 +3033,13 @@ export type GetVoiceErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2869,6 +3114,13 @@ export type SaveVoiceErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -2925,6 +3177,13 @@ export type ListVoiceVersionsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -2986,6 +3245,13 @@ export type GetGlossaryErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3059,6 +3325,13 @@ export type SaveGlossaryErrors = {
      *
      */
     415: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3137,6 +3410,13 @@ export type SearchGlossaryEntriesErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3209,6 +3489,13 @@ export type UpsertGlossaryEntriesErrors = {
      *
      */
     415: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3283,6 +3570,13 @@ export type RemoveGlossaryEntriesErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3340,6 +3634,13 @@ export type ListGlossaryVersionsErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3395,6 +3696,13 @@ export type GetGlossarySettingsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3469,6 +3777,13 @@ export type UpdateGlossarySettingsErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3503,6 +3818,13 @@ export type ListIdentitiesErrors = {
      * The token lacks the scope (`insufficient_scope`) or your role does not allow this.
      */
     403: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3556,6 +3878,13 @@ export type UnlinkIdentityErrors = {
      */
     409: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3603,6 +3932,13 @@ export type ListDomainsErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3667,6 +4003,13 @@ export type AddDomainErrors = {
      */
     415: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3718,6 +4061,13 @@ export type RemoveDomainErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3775,6 +4125,13 @@ export type VerifyDomainErrors = {
      */
     409: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3823,6 +4180,13 @@ export type RemoveIdentityProviderErrors = {
      */
     404: Problem;
     /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
+    /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
      *
@@ -3870,6 +4234,13 @@ export type GetIdentityProviderErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.
@@ -3929,6 +4300,13 @@ export type SetIdentityProviderErrors = {
      *
      */
     415: Problem;
+    /**
+     * Too many failed authentications (401) came from this address within a minute; until the minute is
+     * over, its requests are refused, valid tokens included. Retry after the number of seconds in
+     * `Retry-After`. Nothing was changed.
+     *
+     */
+    429: Problem;
     /**
      * The database cannot be reached for now; the request changed nothing. Retry after the number of
      * seconds in `Retry-After`.

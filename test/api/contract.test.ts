@@ -22,6 +22,8 @@ describe('openapi.yaml house rules', () => {
       if (body) expect(body.example ?? body.examples, 'request body example').toBeDefined();
       const statuses = Object.keys(raw.responses ?? {});
       expect(statuses).toContain('401');
+      // The failed-authentication limiter stands before every operation (429 with Retry-After).
+      expect(statuses).toContain('429');
       expect(statuses).toContain('403');
       if (op.accountParam) expect(statuses).toContain('404');
       const parameters = (raw as { parameters?: unknown[] }).parameters ?? [];
