@@ -18,10 +18,11 @@ export interface OperationSpec {
   /** Path parameter naming the target account's handle; absent: the caller's own (role `self`). */
   accountParam: string | undefined;
   /**
-   * `x-mcp`: exposed as an MCP tool, with an optional explicit tool name and an optional description
-   * written for agents (in tool and argument names) where the REST one speaks HTTP.
+   * `x-mcp`: exposed as an MCP tool, with an optional explicit tool name, an optional description
+   * written for agents (in tool and argument names) where the REST one speaks HTTP, and `destructive`
+   * where the method alone would say it wrong (src/mcp/tools.ts).
    */
-  mcp: { name?: string; description?: string } | undefined;
+  mcp: { name?: string; description?: string; destructive?: boolean } | undefined;
   /** `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). */
   etag: boolean;
   /** Query parameters whose schema is an integer: the text sent for them must be decimal digits. */

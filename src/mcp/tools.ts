@@ -101,6 +101,12 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
   // the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is not
   // idempotent.
   const idempotent = method === 'get' || method === 'delete' || (method === 'put' && !spec.etag);
+  // MCP: `destructiveHint: false` promises only additive updates, and a client may run such a tool without
+  // asking. A DELETE, and a PUT or PATCH that overwrites what it changes (a project's fields, a model's API
+  // key, a member's role), are destructive; a POST adds. `x-mcp.destructive` says otherwise where the
+  // method misleads: a save of the voice or the glossary stores a new version and keeps the old ones.
+  const destructive =
+    spec.mcp?.destructive ?? (method === 'delete' || method === 'put' || method === 'patch');
   const tool: Tool = {
     name,
     title: spec.summary,
@@ -110,7 +116,7 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
     annotations: {
       title: spec.summary,
       readOnlyHint: method === 'get',
-      destructiveHint: method === 'delete',
+      destructiveHint: method !== 'get' && destructive,
       idempotentHint: idempotent,
       openWorldHint: false,
     },

@@ -130,7 +130,8 @@ describe('tool derivation', async () => {
     expect(tool.annotations).toEqual({
       title: 'Do it',
       readOnlyHint: false,
-      destructiveHint: false,
+      // A PUT replaces what was there.
+      destructiveHint: true,
       idempotentHint: true,
       openWorldHint: false,
     });
@@ -362,6 +363,32 @@ describe('the tools of openapi.yaml', () => {
 
 describe('the annotations of the tools of openapi.yaml', () => {
   const tools = new Map(deriveTools(catalogue).map((definition) => [definition.tool.name, definition]));
+
+  it('call destructive whatever removes or overwrites, and only what adds (or keeps every version) not', () => {
+    // MCP reads destructiveHint: false as "only additive updates", which a client may run without asking.
+    const destructive = (name: string) => tools.get(name)!.tool.annotations?.destructiveHint;
+    for (const name of [
+      'delete_project',
+      'update_project',
+      'update_model',
+      'update_member_role',
+      'update_organization',
+      'update_glossary_settings',
+      'remove_member',
+    ]) {
+      expect(destructive(name), name).toBe(true);
+    }
+    for (const name of [
+      'create_project',
+      'save_voice',
+      'save_glossary',
+      'upsert_glossary_entries',
+      'remove_glossary_entries',
+      'list_projects',
+    ]) {
+      expect(destructive(name), name).toBe(false);
+    }
+  });
 
   it('call no save of a versioned resource idempotent: each call stores a new version with a new etag', () => {
     // PUT on a resource with an ETag (x-etag): the same arguments twice make v2 and v3, and a repeat with
