@@ -175,6 +175,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const embedded = !v.DATABASE_URL && !env.DATABASE_URL?.trim();
 
   const port = v.PORT ?? 3000;
+  // Any free port suits a listener, but not the addresses made from BASE_URL's default (the OAuth issuer,
+  // every link the service hands out): port 0 is no address a client can reach.
+  if (port === 0 && v.BASE_URL === undefined && !env.BASE_URL?.trim())
+    problems.push(
+      'PORT=0 (any free port) needs BASE_URL: its default, http://localhost:$PORT, would name port 0',
+    );
   if (v.BASE_URL === undefined && production && !env.BASE_URL?.trim())
     problems.push('BASE_URL is required in production');
   if (v.BASE_URL?.startsWith('http:') && production) problems.push('BASE_URL must use https in production');
@@ -205,7 +211,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     for (const name of missing) problems.push(`${name} is required in production`);
     throw new ConfigError(problems);
   }
-  const dev = missing.length > 0 ? loadOrCreateDevSecrets(dataDir) : undefined;
+  let dev: ReturnType<typeof loadOrCreateDevSecrets> | undefined;
+  try {
+    dev = missing.length > 0 ? loadOrCreateDevSecrets(dataDir) : undefined;
+  } catch (error) {
+    // A folder that cannot be made or written (a path through a file, no permission), or a secrets file
+    // that is not ours: a setting to fix, not a stack trace.
+    problems.push(
+      `DATA_DIR (${dataDir}) cannot hold the development secrets: ${(error as Error).message}; set DATA_DIR to a writable folder, or set ${missing.join(', ')}`,
+    );
+    throw new ConfigError(problems);
+  }
   const secrets = parseEach(secretsSchema, {
     COOKIE_KEYS: env.COOKIE_KEYS?.trim() || dev?.cookieKeys.join(','),
     SIGNING_JWKS: env.SIGNING_JWKS?.trim() || JSON.stringify(dev?.signingJwks),

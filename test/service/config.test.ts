@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +29,20 @@ describe('configuration', () => {
     expect(first.fieldEncryptionKey.length).toBe(32);
     expect(second.cookieKeys).toEqual(first.cookieKeys);
     expect(second.signingJwks).toEqual(first.signingJwks);
+  });
+
+  it('refuses PORT=0 without BASE_URL, whose default would name port 0, and a DATA_DIR it cannot use', () => {
+    expect(problemsOf({ PORT: '0' })).toEqual([
+      expect.stringMatching(/^PORT=0 \(any free port\) needs BASE_URL/),
+    ]);
+    expect(problemsOf({ PORT: '0', BASE_URL: 'http://127.0.0.1:8080' })).toEqual([]);
+    // A path through a file: no folder can be made there.
+    const file = join(dataDir(), 'a-file');
+    writeFileSync(file, '');
+    const found = problemsOf({ DATA_DIR: join(file, 'sub') });
+    expect(found).toEqual([
+      expect.stringMatching(/^DATA_DIR \(.*a-file\/sub\) cannot hold the development secrets: /),
+    ]);
   });
 
   it('names each bad variable and what is wrong', () => {
