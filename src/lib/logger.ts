@@ -5,6 +5,8 @@ import { currentRequestId, currentTraceId } from './request-context.ts';
 /** The headers of a logged request or answer that carry a credential. */
 const HEADER_REDACT = [
   'req.headers.authorization',
+  // A proxy's credential, sent by clients behind one that authenticates them.
+  'req.headers["proxy-authorization"]',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
   // The redirect after consent carries the authorization code.

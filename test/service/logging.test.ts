@@ -37,7 +37,12 @@ describe('logs', () => {
     });
     expect(created.status).toBe(201);
     const denied = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
-      headers: { authorization: 'Bearer l10n_not-a-real-token-at-all', 'x-request-id': 'trace-43' },
+      headers: {
+        authorization: 'Bearer l10n_not-a-real-token-at-all',
+        // A client behind an authenticating proxy sends the proxy's credential too.
+        'proxy-authorization': 'Basic cHJveHk6cHJveHktc2VjcmV0',
+        'x-request-id': 'trace-43',
+      },
     });
     expect(denied.status).toBe(401);
 
@@ -50,6 +55,7 @@ describe('logs', () => {
     const text = JSON.stringify(during);
     expect(text).not.toContain(ada.token);
     expect(text).not.toContain('l10n_not-a-real-token-at-all');
+    expect(text).not.toContain('cHJveHk6cHJveHktc2VjcmV0');
     expect(text).toContain('[redacted]');
   });
 

@@ -65,7 +65,7 @@ export function scannedLogger(): ScannedLog {
 const hint = (secret: string) => `${secret.slice(0, 6)}… (${secret.length} chars)`;
 
 const STRUCTURAL: [string, RegExp][] = [
-  ['an Authorization header', /"authorization":"(?!\[redacted\]")/gi],
+  ['an Authorization header', /"(?:proxy-)?authorization":"(?!\[redacted\]")/gi],
   ['a Cookie header', /"cookie":"(?!\[redacted\]")/gi],
   ['a Set-Cookie header', /"set-cookie":(?!"\[redacted\]")/gi],
   ['a bearer credential', /Bearer [A-Za-z0-9._~+/-]{8,}/g],
