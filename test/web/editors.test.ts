@@ -77,6 +77,24 @@ describe('the glossary add form', () => {
   });
 });
 
+describe('the glossary settings form', () => {
+  it('tells a stale form that the settings changed, not the glossary', async () => {
+    const owner = uniqueHandle('gst');
+    const jar = await signedIn(owner);
+    const glossary = `/accounts/${owner}/glossary`;
+    const action = `${glossary}/settings`;
+    const [first, second] = [await formOn(jar, glossary, action), await formOn(jar, glossary, action)];
+    const save = (form: string, enforcementMode: string) =>
+      postForm(jar, `${service.url}${action}`, { csrf: csrfOf(form), etag: etagOf(form), enforcementMode });
+    expect((await save(first, 'strict')).status).toBe(303);
+    const late = await save(second, 'warn');
+    expect(late.status).toBe(412);
+    const html = await late.text();
+    expect(html).toContain('Someone changed the glossary settings meanwhile');
+    expect(html).not.toContain('newer version of the glossary');
+  });
+});
+
 describe('the glossary editor before the first save', () => {
   it('refuses a form built on the empty glossary once someone saved, instead of overwriting unseen', async () => {
     const owner = uniqueHandle('gfs');

@@ -567,7 +567,11 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         body: { enforcementMode: text(req.body, 'enforcementMode') },
       });
       if (isOk(r)) return res.redirect(303, kit.withNotice(pc, base(account), 'Glossary settings saved.'));
-      if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
+      if (r.status === 412) {
+        const notice =
+          'Someone changed the glossary settings meanwhile; nothing was changed. Reload and try again.';
+        return glossaryPage(res, pc, account, {}, { status: 412, notice });
+      }
       return kit.problemPage(res, pc, r);
     }),
   );
