@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     await page.waitForURL(`${service.url}/signin`);
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
     await upstreamLoginInPage(page, login);
-    await page.waitForURL(`${service.url}/settings/apps`);
+    await page.waitForURL(`${service.url}/dashboard`);
     expect(await page.locator('main').textContent()).toContain(`@${login}`);
     const users = await sql(
       service,

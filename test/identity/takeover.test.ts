@@ -3,7 +3,9 @@
 // `state`; a callback carrying another browser's state; a provider error; a subject or claims that cannot
 // be stored. Over plain HTTP with a cookie
 // jar, against a GitHub stand-in and an upstream oidc-provider.
+
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NEXT } from '../../src/web/sign-in/routes.ts';
 import { CookieJar, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestUser } from '../support/fixtures.ts';
 import { upstreamLogin, useUpstreamSignIn } from './upstream.ts';
@@ -333,7 +335,7 @@ describe('takeover attempts', () => {
     const atGithub = await fetch(start.headers.get('location')!, { redirect: 'manual' });
     const back = await jar.fetch(atGithub.headers.get('location')!);
     expect(back.status).toBe(303);
-    expect(back.headers.get('location')).toBe('/settings/apps');
+    expect(back.headers.get('location')).toBe(DEFAULT_NEXT);
     expect(await whoIsSignedIn(jar)).toBeDefined();
   });
 });

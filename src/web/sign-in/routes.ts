@@ -28,7 +28,8 @@ const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';
 /** A sign-in at the provider may take this long. */
 const PENDING_TTL_SECONDS = 10 * 60;
-export const DEFAULT_NEXT = '/settings/apps';
+/** Where a sign-in with no page to return to lands: the dashboard, the start of everything a person does. */
+export const DEFAULT_NEXT = '/dashboard';
 export const SIGNOUT_CSRF_PURPOSE = 'signout';
 const SESSIONS_CSRF = 'sessions';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
