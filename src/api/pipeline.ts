@@ -276,7 +276,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const { params, query } = parts;
 
     const [object, action] = spec.scope.split(':') as [string, string];
+    const write = spec.method !== 'get';
     let target: OperationContext['target'];
+    /** The membership a write's permission came from, held until it commits (holdMembership). */
+    let heldMembership: { accountId: string; role: string } | undefined;
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
       // One prepared statement; the row becomes a managed entity (em.map) only when a handler asks for it.
@@ -295,6 +298,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           throw problems.notFound(`No account "${handle}", or you cannot see it.`);
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
+      if (write && membershipRole !== null)
+        heldMembership = { accountId: accountRow.id as string, role: membershipRole };
       let account: IAccount | undefined = spec.method === 'get' ? undefined : em().map(Account, accountRow);
       target = {
         accountId: accountRow.id as string,
@@ -329,7 +334,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const handler = handlers[spec.operationId as OperationId] as unknown as (
       op: OperationContext,
     ) => Promise<OperationResponse>;
-    const write = spec.method !== 'get';
     const invoke = (tx?: EntityManager) => {
       const sql: PlainStatement = <T>(
         query: string | PreparedStatement,
@@ -375,7 +379,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         },
       });
     };
-    return write ? em().transactional((tx) => invoke(tx)) : invoke();
+    return write
+      ? em().transactional(async (tx) => {
+          if (heldMembership) await holdMembership(tx, caller.userId, heldMembership);
+          return invoke(tx);
+        })
+      : invoke();
   }
 
   /**
@@ -513,7 +522,34 @@ const RACE_ATTEMPTS = 3;
 
 /** A failure that another transaction caused (a deadlock, or a row deleted under a write), not the request. */
 function lostRace(error: unknown): boolean {
-  return error instanceof DeadlockException || error instanceof ForeignKeyConstraintViolationException;
+  return (
+    error instanceof DeadlockException ||
+    error instanceof ForeignKeyConstraintViolationException ||
+    error instanceof MembershipChanged
+  );
+}
+
+/** The caller's membership changed between the permission check and the write's transaction. */
+class MembershipChanged extends Error {}
+
+const MEMBERSHIP_FOR_SHARE = `select m.role from memberships m join organizations o on o.id = m.organization_id
+  where o.account_id = ? and m.user_id = ? for share of m`;
+
+/**
+ * A write on an organization that the caller may make as a member holds that membership (a share lock)
+ * until it commits, and goes ahead only if it is still the one the permission was decided on. Ending or
+ * changing a membership locks it for update, so the two take turns: a token or invitation made by an
+ * admin being removed either commits first (and the removal, which then sees it, revokes it) or finds
+ * the membership gone or changed and runs again from the start, where it gets the answer a request
+ * arriving after the removal gets (404, or 403 after a demotion).
+ */
+async function holdMembership(
+  tx: EntityManager,
+  userId: string,
+  held: { accountId: string; role: string },
+): Promise<void> {
+  const [row] = await tx.execute<{ role: string }[]>(MEMBERSHIP_FOR_SHARE, [held.accountId, userId]);
+  if (row?.role !== held.role) throw new MembershipChanged('the membership changed before the write');
 }
 
 /**
@@ -558,7 +594,7 @@ function toProblemResponse(
     problem = CONFLICT_CHECKS.has(constraintName(error))
       ? problems.conflict(detail)
       : problems.badRequest(detail);
-  } else if (error instanceof DeadlockException) {
+  } else if (error instanceof DeadlockException || error instanceof MembershipChanged) {
     // Still deadlocked after RACE_ATTEMPTS runs: nothing was saved, and the client may simply retry.
     service.logger.warn({ ...context, reason: error.message }, 'operation kept losing races');
     problem = problems.conflict(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import type { TestUser } from '../support/fixtures.ts';
+import { createTestOrganization, type TestUser } from '../support/fixtures.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
 // Requests that race each other on the same rows. Whatever order the database settles them in, each gets
@@ -194,5 +194,142 @@ describe('requests racing each other', () => {
       );
       expect(rows[0].n).toBe(1);
     }
+  });
+
+  describe('on memberships', () => {
+    let round = 0;
+    /** A new organization of ada's with bob in it, an admin unless said otherwise. */
+    async function orgWithBob(role: 'admin' | 'member' = 'admin'): Promise<string> {
+      const org = `mship-${++round}`;
+      await createTestOrganization(service, org, ada, { members: [bob] });
+      if (role === 'admin') {
+        const { response } = await sdk.updateMember({
+          client: ada.client,
+          path: { org, user: 'bob' },
+          body: { role: 'admin' },
+        });
+        expect(response.status).toBe(200);
+      }
+      return org;
+    }
+    const removeBob = async (org: string) =>
+      (await sdk.removeMember({ client: ada.client, path: { org, user: 'bob' } })).response.status;
+    /** The organization's audit events of `action`, with the role a removal recorded. */
+    async function events(action: string, org: string): Promise<{ action: string; role: string | null }[]> {
+      const { rows } = await db.query(
+        `select e.action, e.details->>'role' as role from audit_events e join accounts a on a.id = e.account_id
+          where a.handle = $1 and e.action like $2`,
+        [org, action],
+      );
+      return rows;
+    }
+
+    it('revokes every token a member made while being removed, so none works if they come back', async () => {
+      for (let i = 0; i < TRIES; i++) {
+        const org = await orgWithBob();
+        const [removed, ...created] = await Promise.all([
+          removeBob(org),
+          ...[1, 2, 3, 4, 5, 6].map(
+            async (n) =>
+              (
+                await sdk.createToken({
+                  client: bob.client,
+                  path: { account: org },
+                  body: { name: `during ${n}`, scopes: ['project:write'] },
+                })
+              ).response.status,
+          ),
+        ]);
+        expect(removed).toBe(204);
+        for (const status of created) expect([201, 404]).toContain(status);
+        const { rows } = await db.query(
+          `select count(*)::int as n from account_tokens t join accounts a on a.id = t.account_id
+            where a.handle = $1 and t.revoked_at is null`,
+          [org],
+        );
+        expect(rows[0].n).toBe(0);
+      }
+    });
+
+    it('revokes every invitation an admin sent while being removed', async () => {
+      for (let i = 0; i < TRIES; i++) {
+        const org = await orgWithBob();
+        const [removed, ...sent] = await Promise.all([
+          removeBob(org),
+          ...[1, 2, 3, 4, 5, 6].map(
+            async (n) =>
+              (
+                await sdk.createInvitation({
+                  client: bob.client,
+                  path: { org },
+                  body: { email: `walk-back-${n}@example.com`, role: 'admin' },
+                })
+              ).response.status,
+          ),
+        ]);
+        expect(removed).toBe(204);
+        for (const status of sent) expect([201, 404]).toContain(status);
+        const { rows } = await db.query(
+          `select count(*)::int as n from invitations i join organizations o on o.id = i.organization_id
+            join accounts a on a.id = o.account_id where a.handle = $1 and i.status = 'pending'`,
+          [org],
+        );
+        expect(rows[0].n).toBe(0);
+      }
+    });
+
+    it('changes a role that is being removed either before the removal or not at all (404)', async () => {
+      for (let i = 0; i < TRIES; i++) {
+        const org = await orgWithBob('member');
+        const [removed, promoted] = await Promise.all([
+          removeBob(org),
+          sdk
+            .updateMember({ client: ada.client, path: { org, user: 'bob' }, body: { role: 'admin' } })
+            .then(({ response }) => response.status),
+        ]);
+        expect(removed).toBe(204);
+        expect([200, 404]).toContain(promoted);
+        // A change that answered 200 came before the removal, which then removed an admin; one that
+        // answered 404 came after it and recorded nothing.
+        const removals = await events('member.remove', org);
+        expect(removals).toEqual([{ action: 'member.remove', role: promoted === 200 ? 'admin' : 'member' }]);
+        // orgWithBob('member') made no change: only this test's promotion can have been recorded.
+        expect(await events('member.update', org)).toHaveLength(promoted === 200 ? 1 : 0);
+      }
+    });
+
+    it('records one change when the same role change arrives several times at once', async () => {
+      for (let i = 0; i < TRIES; i++) {
+        const org = await orgWithBob('member');
+        const statuses = await Promise.all(
+          [1, 2, 3, 4].map(async () => {
+            const { response } = await sdk.updateMember({
+              client: ada.client,
+              path: { org, user: 'bob' },
+              body: { role: 'admin' },
+            });
+            return response.status;
+          }),
+        );
+        expect(statuses).toEqual([200, 200, 200, 200]);
+        expect(await events('member.update', org)).toHaveLength(1);
+      }
+    });
+
+    it('answers a demotion racing the member leaving with what either order gives, never "last admin"', async () => {
+      for (let i = 0; i < TRIES; i++) {
+        const org = await orgWithBob();
+        const [demoted, left] = await Promise.all([
+          sdk
+            .updateMember({ client: ada.client, path: { org, user: 'bob' }, body: { role: 'member' } })
+            .then(({ response }) => response.status),
+          sdk
+            .leaveOrganization({ client: bob.client, path: { org } })
+            .then(({ response }) => response.status),
+        ]);
+        expect(left).toBe(204);
+        expect([200, 404]).toContain(demoted);
+      }
+    });
   });
 });

@@ -35,26 +35,32 @@ const memberPage = keysetPages(
   'm.id',
 );
 
-/** One member, by the personal account handle or by the user. */
+/**
+ * One member, by the personal account handle or by the user. A write reads it locked for update, and so
+ * as it is once the writes before it committed: a membership removed meanwhile is not found (404), and a
+ * role changed meanwhile is read as it is now, so two changes of one membership take turns instead of
+ * both acting on what they read before either wrote.
+ */
 function findMemberRows(
   sql: PlainStatement,
   organization: IOrganization,
   filter: { handle: string } | { userId: string },
+  forUpdate = false,
 ): Promise<MemberRow[]> {
   const [column, value] = 'handle' in filter ? ['a.handle', filter.handle] : ['m.user_id', filter.userId];
-  return sql<MemberRow[]>(`${MEMBERS} where m.organization_id = ? and ${column} = ?`, [
-    organization.id,
-    value,
-  ]);
+  return sql<MemberRow[]>(
+    `${MEMBERS} where m.organization_id = ? and ${column} = ?${forUpdate ? ' for update of m' : ''}`,
+    [organization.id, value],
+  );
 }
 
 function serializeMember(row: MemberRow): Schemas.Member {
   return { user: row.handle, displayName: row.display_name, role: row.role, since: row.created_at };
 }
 
-/** The membership named by the `{user}` path parameter (a personal account handle), or 404. */
+/** The membership named by the `{user}` path parameter (a personal account handle), locked, or 404. */
 async function findMember(op: OperationContext, organization: IOrganization) {
-  const [row] = await findMemberRows(op.sql, organization, { handle: op.params.user! });
+  const [row] = await findMemberRows(op.sql, organization, { handle: op.params.user! }, true);
   if (!row) {
     throw problems.notFound(`"${op.params.user}" is not a member of "${organization.account.handle}".`);
   }
@@ -107,11 +113,8 @@ async function endMembership(
   auditAction: 'member.remove' | 'member.leave',
 ) {
   if (row.role === 'admin') await assertAnotherAdmin(op, organization, 'remove');
-  // A second removal that raced this one found the row too; only the one that deletes it goes on.
-  const removed = await op.em.nativeDelete(Membership, { id: row.id });
-  if (removed === 0) {
-    throw problems.notFound(`"${row.handle}" is not a member of "${organization.account.handle}".`);
-  }
+  // The row is locked (findMemberRows): a removal that raced this one waited and found nothing.
+  await op.em.nativeDelete(Membership, { id: row.id });
   // Roles are resolved per request, so the removed member's organization tokens already stop working;
   // revoking them keeps them dead if the user is ever invited back.
   const tokens = await op.em.nativeUpdate(
@@ -173,7 +176,7 @@ export const memberHandlers = {
       { populate: ['account'] },
     );
     const [row] = organization
-      ? await findMemberRows(op.sql, organization, { userId: op.caller.userId })
+      ? await findMemberRows(op.sql, organization, { userId: op.caller.userId }, true)
       : [];
     if (!organization || !row) throw problems.notFound(`You are not a member of "${handle}".`);
     await endMembership(op, organization, row, 'member.leave');
