@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { createTestOrganization, type TestUser } from '../support/fixtures.ts';
+import { uniqueHandle } from '../oauth/helpers.ts';
+import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
 import { useDatabaseClient, useService, useUsers } from '../support/suite.ts';
 
 // Requests that race each other on the same rows. Whatever order the database settles them in, each gets
@@ -313,6 +314,31 @@ describe('requests racing each other', () => {
         );
         expect(statuses).toEqual([200, 200, 200, 200]);
         expect(await events('member.update', org)).toHaveLength(1);
+      }
+    });
+
+    it('answers an acceptance racing the revocation of its invitation as either order would: accepted or 410', async () => {
+      const carol = await createTestUser(service, uniqueHandle('carol'));
+      for (let i = 0; i < TRIES; i++) {
+        const org = `answer-${++round}`;
+        await createTestOrganization(service, org, ada);
+        const sent = await sdk.createInvitation({
+          client: ada.client,
+          path: { org },
+          body: { email: `${carol.handle}@example.com`, role: 'member' },
+        });
+        expect(sent.response.status).toBe(201);
+        const [accepted, revoked] = await Promise.all([
+          sdk
+            .acceptInvitation({ client: carol.client, body: { token: sent.data!.acceptToken } })
+            .then(({ response }) => response.status),
+          sdk
+            .revokeInvitation({ client: ada.client, path: { org, invitation: sent.data!.id } })
+            .then(({ response }) => response.status),
+        ]);
+        // Revoking an invitation that was accepted first is still a 204 (nothing pending is left).
+        expect(revoked).toBe(204);
+        expect([200, 201, 410]).toContain(accepted);
       }
     });
 

@@ -85,6 +85,8 @@ function serializeInvitation(row: InvitationRow, organizationHandle: string): Sc
   };
 }
 
+const REVOKED_DETAIL = 'This invitation was revoked by the organization; ask an admin for a new one.';
+
 /**
  * The invitation a token stands for, still pending, or the reason it cannot be answered. A lapsed one is
  * marked expired on the way, so the answer is a response (committed) rather than a thrown problem.
@@ -116,20 +118,29 @@ async function pendingInvitationFor(
   }
   const gone = problems.gone(
     status === 'revoked'
-      ? 'This invitation was revoked by the organization; ask an admin for a new one.'
+      ? REVOKED_DETAIL
       : 'This invitation has expired; ask an admin of the organization for a new one.',
   );
   return { refusal: { status: gone.status, body: gone.toJSON(), headers: gone.headers } };
 }
 
-/** Moves a pending invitation to its answer; 0 rows means a concurrent request answered it first. */
+/**
+ * Moves a pending invitation to its answer; 0 rows means a concurrent request got there first, and the
+ * answer is the one arriving after it gets: revoked meanwhile, 410 as for any revoked invitation;
+ * accepted or declined meanwhile, 409.
+ */
 async function answer(op: OperationContext, invitation: IInvitation, status: 'accepted' | 'declined') {
   const changed = await op.em.nativeUpdate(
     Invitation,
     { id: invitation.id, status: 'pending' },
     { status, respondedAt: new Date() },
   );
-  if (changed !== 1) throw problems.conflict('This invitation was answered in the meantime.');
+  if (changed === 1) return;
+  const [now] = await op.sql<{ status: string }[]>('select status from invitations where id = ?', [
+    invitation.id,
+  ]);
+  if (now?.status === 'revoked') throw problems.gone(REVOKED_DETAIL);
+  throw problems.conflict(`This invitation was ${now?.status ?? 'answered'} in the meantime.`);
 }
 
 export const invitationHandlers = {
