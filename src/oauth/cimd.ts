@@ -36,7 +36,10 @@ export async function vettedAddress(url: URL, policy: DocumentFetchPolicy): Prom
  * pinned address that never follows a redirect (any status but 200 comes back without its body, and the
  * provider then refuses it), bounded by `timeoutMs` and `maxBytes`.
  */
-export function guardedFetch(policy: DocumentFetchPolicy) {
+export function guardedFetch(
+  policy: DocumentFetchPolicy,
+  adjust: (document: Record<string, unknown>) => void = () => {},
+) {
   return async (input: string | URL, init: { headers?: HeadersInit; signal?: AbortSignal | null } = {}) => {
     const url = new URL(String(input));
     const response = await pinnedFetch(
@@ -46,6 +49,19 @@ export function guardedFetch(policy: DocumentFetchPolicy) {
       policy,
     );
     if (response.status !== 200) return new Response(null, { status: response.status });
-    return response;
+    // The document's metadata gets the adjustments a registered client's gets (`adjust`); what is not a
+    // JSON object goes on as it came, for oidc-provider to refuse. The headers stay: they say how long
+    // the document may be cached.
+    const text = await response.text();
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch {
+      return new Response(text, { status: 200, headers: response.headers });
+    }
+    if (typeof document !== 'object' || document === null || Array.isArray(document))
+      return new Response(text, { status: 200, headers: response.headers });
+    adjust(document as Record<string, unknown>);
+    return new Response(JSON.stringify(document), { status: 200, headers: response.headers });
   };
 }

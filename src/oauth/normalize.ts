@@ -24,15 +24,30 @@ export const normalizeAuthorizationRequest: RequestHandler = (req, _res, next) =
 };
 
 /**
- * POST /oauth/register (RFC 7591), adjusted before validation:
+ * A client's metadata, registered (POST /oauth/register, RFC 7591) or read from its client ID metadata
+ * document, adjusted before oidc-provider validates it, so that both kinds of client live by one set of
+ * rules:
  * - `scope` is dropped: oidc-provider would turn it into an allow-list (or refuse our scope names), and
  *   the user's consent is what limits a client here;
  * - every client is a "native" application in oidc-provider's terms, which gives exactly our redirect
  *   rules: https, loopback http on any port (RFC 8252), private-use schemes; never javascript:, data:,
  *   fragments or plain http to other hosts;
  * - a client allowed the authorization code grant may also refresh (the spec registers only
- *   authorization_code and uses refresh_token at the token endpoint).
+ *   authorization_code and uses refresh_token at the token endpoint);
+ * - a metadata document that names no token endpoint authentication is a public client (`none`): it cannot
+ *   hold a secret, and the registration default (`client_secret_basic`) would refuse it.
  */
+export function normalizeClientMetadata(body: Record<string, unknown>, fromDocument = false): void {
+  delete body.scope;
+  body.application_type = 'native';
+  const grants = body.grant_types;
+  if (Array.isArray(grants) && grants.includes('authorization_code') && !grants.includes('refresh_token')) {
+    body.grant_types = [...grants, 'refresh_token'];
+  }
+  if (fromDocument && body.token_endpoint_auth_method === undefined) body.token_endpoint_auth_method = 'none';
+}
+
+/** POST /oauth/register: the body parsed, refused if it holds unsafe text, and normalized as above. */
 export function normalizeRegistration(): RequestHandler[] {
   const parse = express.json({ limit: '56kb' });
   const parseOrOAuthError = (req: Request, res: Response, next: NextFunction) =>
@@ -49,18 +64,7 @@ export function normalizeRegistration(): RequestHandler[] {
     });
   const rewrite: RequestHandler = (req, _res, next) => {
     const body = req.body as Record<string, unknown> | undefined;
-    if (body && typeof body === 'object' && !Array.isArray(body)) {
-      delete body.scope;
-      body.application_type = 'native';
-      const grants = body.grant_types;
-      if (
-        Array.isArray(grants) &&
-        grants.includes('authorization_code') &&
-        !grants.includes('refresh_token')
-      ) {
-        body.grant_types = [...grants, 'refresh_token'];
-      }
-    }
+    if (body && typeof body === 'object' && !Array.isArray(body)) normalizeClientMetadata(body);
     next();
   };
   // The metadata is stored as it comes (client_name is shown on the consent page); the REST API's rule on

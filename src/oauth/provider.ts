@@ -16,6 +16,7 @@ import { allowFormActionTo } from '../lib/csp.ts';
 import { errorPage } from '../web/authorization-pages.ts';
 import { createAdapterFactory, readAheadAccount } from './adapter.ts';
 import { guardedFetch } from './cimd.ts';
+import { normalizeClientMetadata } from './normalize.ts';
 import { routeProviderNotices } from './provider-notices.ts';
 import { pinPublicOrigin } from './public-origin.ts';
 import { createRefreshGrace } from './refresh-grace.ts';
@@ -95,11 +96,10 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
     },
     allowOmittingSingleRegisteredRedirectUri: false,
     // Every outgoing request of the provider (today only client ID metadata documents) is guarded.
-    fetch: guardedFetch({
-      allowLoopback: config.cimdAllowLoopback,
-      timeoutMs: CIMD.timeoutMs,
-      maxBytes: CIMD.maxBytes,
-    }) as unknown as Configuration['fetch'],
+    fetch: guardedFetch(
+      { allowLoopback: config.cimdAllowLoopback, timeoutMs: CIMD.timeoutMs, maxBytes: CIMD.maxBytes },
+      (document) => normalizeClientMetadata(document, true),
+    ) as unknown as Configuration['fetch'],
     fetchResponseBodyLimits: { 'client_id metadata document': CIMD.maxBytes },
     pkce: { required: () => true },
     features: {

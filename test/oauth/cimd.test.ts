@@ -254,6 +254,39 @@ describe('client ID metadata documents at the authorization server', () => {
     expect(wrongRedirect.body).toMatch(/redirect_uri/);
   });
 
+  it('holds a document to the rules of a registered client: loopback on any port, no plain http elsewhere', async () => {
+    const listed = new URL(loopback.uri);
+    // The document lists the loopback address on one port; the agent's listener is on another today.
+    const portPath = '/agents/port.json';
+    served.set(
+      portPath,
+      documentFor(portPath, { redirect_uris: [`http://127.0.0.1:3000${listed.pathname}`] }),
+    );
+    const otherPort = await authorize(portPath, loopback.uri);
+    expect(otherPort.status).toBe(303);
+    expect(otherPort.location).toMatch(/\/oauth\/interaction\//);
+    // A private-use scheme, as desktop apps use, is allowed as for registered clients.
+    const schemePath = '/agents/scheme.json';
+    served.set(schemePath, documentFor(schemePath, { redirect_uris: ['com.example.agent:/callback'] }));
+    expect((await authorize(schemePath, 'com.example.agent:/callback')).status).toBe(303);
+    // Plain http to another host would carry the code in clear: refused, as at registration.
+    const cleartextPath = '/agents/cleartext.json';
+    served.set(cleartextPath, documentFor(cleartextPath, { redirect_uris: ['http://app.example.net/cb'] }));
+    const cleartext = await authorize(cleartextPath, 'http://app.example.net/cb');
+    expect(cleartext.status).toBe(400);
+    expect(cleartext.body).toMatch(/can only use loopback addresses/);
+  });
+
+  it('takes a document that lists our scopes, or names no token endpoint authentication, as a public client', async () => {
+    const scopePath = '/agents/scoped.json';
+    served.set(scopePath, documentFor(scopePath, { scope: 'project:read user:read' }));
+    expect((await authorize(scopePath)).status).toBe(303);
+    const barePath = '/agents/bare.json';
+    const { token_endpoint_auth_method: _none, ...bare } = documentFor(barePath);
+    served.set(barePath, bare);
+    expect((await authorize(barePath)).status).toBe(303);
+  });
+
   it('lets the person disconnect an app with a long document URL, and refuses a URL too long to disconnect', async () => {
     // Longer than the 200 characters of other identifiers, within the 2048 a client_id URL may have.
     const longPath = `/agents/${'long-'.repeat(50)}agent.json`;
