@@ -18,7 +18,7 @@ import { startCleanup } from './cleanup.ts';
 import { advertiseScopes, discoveryRoutes } from './discovery.ts';
 import { oauthEndpoints } from './endpoints.ts';
 import { interactionRoutes } from './interactions.ts';
-import { normalizeAuthorizationRequest, normalizeRegistration } from './normalize.ts';
+import { normalizeAuthorizationRequest, normalizeRegistration, normalizeTokenRequest } from './normalize.ts';
 import { createProvider, OAUTH_ROUTES } from './provider.ts';
 import { createRateLimits } from './rate-limits.ts';
 import { endAuthorizationSession } from './session.ts';
@@ -89,14 +89,19 @@ export function createOAuthServer(ctx: ServiceContext): OAuthServer {
     failedAuthLimiter: limits.failedAuth,
     redisStatus: () => limits.redisStatus(),
     mountTokenEndpoints(app) {
-      app.post(OAUTH_ROUTES.token, ...limits.tokenEndpoint('token'), serve);
+      app.post(
+        OAUTH_ROUTES.token,
+        ...limits.tokenEndpoint('token'),
+        normalizeTokenRequest(ctx.config.baseUrl),
+        serve,
+      );
       app.post(OAUTH_ROUTES.revocation, ...limits.tokenEndpoint('revoke'), serve);
       app.post(OAUTH_ROUTES.introspection, ...limits.tokenEndpoint('introspect'), serve);
     },
     mount(app) {
       app.use(discoveryRoutes(ctx.config.baseUrl));
       app.post(OAUTH_ROUTES.registration, limits.register, ...normalizeRegistration());
-      app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest);
+      app.get(OAUTH_ROUTES.authorization, normalizeAuthorizationRequest(ctx.config.baseUrl));
       app.use(interactionRoutes(ctx, provider, csrf, sessions));
       app.use(
         identityRoutes(ctx, {

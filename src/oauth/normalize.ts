@@ -3,25 +3,57 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
 import { findTextIssues } from '../lib/text-input.ts';
+import { canonicalResource } from './resources.ts';
 
 /**
  * GET /oauth/authorize: unknown scope values (openid, profile, a typo) are dropped rather than fatal, and
- * a request left with no scope gets the default read scopes instead of an error.
+ * a request left with no scope gets the default read scopes instead of an error; resource indicators are
+ * made canonical (canonicalizeResources).
  */
-export const normalizeAuthorizationRequest: RequestHandler = (req, _res, next) => {
-  const url = new URL(req.originalUrl, 'http://placeholder');
-  // A repeated `scope` is left as sent, so oidc-provider refuses it (invalid_request) like every other
-  // repeated parameter; rewriting it here would silently pick or merge one.
-  if (url.searchParams.getAll('scope').length > 1) {
+export function normalizeAuthorizationRequest(baseUrl: string): RequestHandler {
+  return (req, _res, next) => {
+    const url = new URL(req.originalUrl, 'http://placeholder');
+    canonicalizeResources(url.searchParams, baseUrl);
+    // A repeated `scope` is left as sent, so oidc-provider refuses it (invalid_request) like every other
+    // repeated parameter; rewriting it here would silently pick or merge one.
+    if (url.searchParams.getAll('scope').length <= 1) {
+      const requested = (url.searchParams.get('scope') ?? '').split(' ').filter(isScope);
+      const scope = requested.length > 0 ? [...new Set(requested)] : DEFAULT_OAUTH_SCOPES;
+      url.searchParams.set('scope', scope.join(' '));
+    }
+    req.url = `${url.pathname}${url.search}`;
     next();
-    return;
-  }
-  const requested = (url.searchParams.get('scope') ?? '').split(' ').filter(isScope);
-  const scope = requested.length > 0 ? [...new Set(requested)] : DEFAULT_OAUTH_SCOPES;
-  url.searchParams.set('scope', scope.join(' '));
-  req.url = `${url.pathname}${url.search}`;
-  next();
-};
+  };
+}
+
+/**
+ * POST /oauth/token: resource indicators made canonical, as at authorization. The rate limiter read the form
+ * into a Buffer (rate-limits.ts), which oidc-provider parses; only a form that names a resource is rewritten.
+ */
+export function normalizeTokenRequest(baseUrl: string): RequestHandler {
+  return (req, _res, next) => {
+    if (Buffer.isBuffer(req.body) && req.body.includes('resource=')) {
+      const params = new URLSearchParams(req.body.toString('utf8'));
+      if (canonicalizeResources(params, baseUrl)) req.body = Buffer.from(params.toString());
+    }
+    next();
+  };
+}
+
+/**
+ * Each `resource` as the indicator it stands for (`{BASE_URL}/mcp/` is `{BASE_URL}/mcp`: clients derive it
+ * from a URL they were configured with), so that a grant, its code and its refresh tokens all compare
+ * equal whichever spelling each request used; one that is not ours stays as sent, for oidc-provider to
+ * refuse (invalid_target). True when something changed.
+ */
+function canonicalizeResources(params: URLSearchParams, baseUrl: string): boolean {
+  const sent = params.getAll('resource');
+  const canonical = sent.map((indicator) => canonicalResource(indicator, baseUrl) ?? indicator);
+  if (canonical.every((indicator, i) => indicator === sent[i])) return false;
+  params.delete('resource');
+  for (const indicator of canonical) params.append('resource', indicator);
+  return true;
+}
 
 /**
  * A client's metadata, registered (POST /oauth/register, RFC 7591) or read from its client ID metadata

@@ -340,6 +340,26 @@ describe('audience', () => {
     expect(api.status).toBe(401);
   });
 
+  it('takes a resource indicator with a trailing slash as the same resource, at every step', async () => {
+    const mcp = resourceFor('mcp', service.config.baseUrl);
+    // Each spelling at authorization, code exchange and refresh, in every mix the helper of a client
+    // configured with one URL and a library that adds or drops the slash can produce.
+    for (const [authorized, exchanged, refreshed] of [
+      [`${mcp}/`, mcp, `${mcp}/`],
+      [mcp, `${mcp}/`, mcp],
+      [undefined, `${mcp}/`, `${mcp}/`],
+    ] as const) {
+      const { client, body } = await tokensFor(
+        { resource: exchanged },
+        { scope: 'user:read', ...(authorized ? { resource: authorized } : {}) },
+      );
+      const caller = await verifier.oauth.verifyAccessToken(body.access_token!);
+      expect(caller?.credential).toMatchObject({ audience: mcp });
+      const again = await refresh(client.client_id, body.refresh_token!, { resource: refreshed });
+      expect(again.status, `${authorized} ${exchanged} ${refreshed}`).toBe(200);
+    }
+  });
+
   it('refuses a resource indicator that is not ours', async () => {
     const { client, redirectUri } = await registerPublicClient(service);
     const outcome = await authorizationOutcome(client.client_id, redirectUri, {
