@@ -337,6 +337,41 @@ describe('list pages', () => {
   });
 });
 
+describe('the diff pages', () => {
+  it('show two versions that differ in thousands of words whole, not word by word', async () => {
+    // Two long texts that differ in every other word: a word-by-word diff of such texts costs seconds of
+    // the event loop (the time grows with the length times the edits), so past a bound of edits the change
+    // is shown whole.
+    const owner = await createTestUser(service, uniqueHandle('dif'));
+    const words = (seed: string) => Array.from({ length: 1250 }, (_, i) => `k${i} ${seed}${i}`).join(' ');
+    for (const [seed, note] of [
+      ['a', 'first'],
+      ['b', 'second'],
+    ]) {
+      const saved = await fetch(`${service.url}/api/v1/accounts/${owner.handle}/voice`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          tone: 'Friendly',
+          formality: 'informal',
+          targetAudience: 'Developers',
+          guidelines: words(seed!),
+          targetCountries: [],
+          localeOverrides: {},
+          changeNote: note,
+        }),
+      });
+      expect(saved.status, await saved.clone().text()).toBeLessThan(300);
+    }
+    const jar = await signedIn(owner.handle);
+    const page = await jar.fetch(`${service.url}/accounts/${owner.handle}/voice/diff?from=1&to=2`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`<del>${words('a')}</del>`);
+    expect(html).toContain(`<ins>${words('b')}</ins>`);
+  });
+});
+
 describe('the error page', () => {
   it('names what is wrong with an address, not only that something is', async () => {
     const owner = uniqueHandle('err');

@@ -2,6 +2,7 @@
 // export (csv-parse / csv-stringify), history and a diff of two versions, and the glossary settings.
 // The glossary is saved whole (saveGlossary), so every change here is the current version with one
 // change applied, saved as a new version with a change note and If-Match on the version it started from.
+
 import type { RequestHandler, Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
@@ -17,9 +18,9 @@ import {
   pathOf,
   text,
 } from '../kit.ts';
+import { boundedWordDiff } from '../word-diff.ts';
 import { quoteFormula, unquoteFormula } from './csv-formulas.ts';
 
-const diff = onFirstUse<typeof import('diff')>('diff');
 const csvParse = onFirstUse<typeof import('csv-parse/sync')>('csv-parse/sync');
 const csvStringify = onFirstUse<typeof import('csv-stringify/sync')>('csv-stringify/sync');
 const multer = onFirstUse<typeof import('multer')>('multer');
@@ -608,7 +609,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const older = new Map(a.glossary.entries.map((e) => [e.term, e]));
       const newer = new Map(b.glossary.entries.map((e) => [e.term, e]));
       const terms = [...new Set([...older.keys(), ...newer.keys()])];
-      const rows = terms
+      const changes = terms
         .map((term) => {
           const [was, now] = [entryText(older.get(term)), entryText(newer.get(term))];
           const change = !older.has(term)
@@ -618,9 +619,14 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
               : was === now
                 ? ''
                 : 'changed';
-          return { term, change, parts: diff().diffWords(was, now) };
+          return { term, change, was, now };
         })
         .filter((row) => row.change !== '');
+      // Only the rows the page shows are diffed, within the page's budget.
+      const wordDiff = boundedWordDiff();
+      const rows = changes
+        .slice(0, 500)
+        .map(({ term, change, was, now }) => ({ term, change, parts: wordDiff(was, now) }));
       kit.render(res, pc, 'glossary-diff', {
         title: `Glossary: version ${a.glossary.version} and ${b.glossary.version}`,
         section: 'dashboard',
@@ -633,8 +639,8 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         account,
         older: a.glossary,
         newer: b.glossary,
-        rows: rows.slice(0, 500),
-        changed: rows.length,
+        rows,
+        changed: changes.length,
       });
     }),
   );

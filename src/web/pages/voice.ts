@@ -1,10 +1,10 @@
 // An account's voice: the editor for every field the voice holds (saved as a new version, with If-Match
 // so that a save based on an outdated version is refused), its version history, and a side-by-side diff
 // of any two versions.
+
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { onFirstUse } from '../../lib/on-first-use.ts';
 import {
   formErrors,
   isOk,
@@ -15,8 +15,7 @@ import {
   pathOf,
   words,
 } from '../kit.ts';
-
-const diff = onFirstUse<typeof import('diff')>('diff');
+import { boundedWordDiff } from '../word-diff.ts';
 
 interface Voice {
   version: number;
@@ -231,6 +230,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       for (const r of [a!, b!]) if (!isOk(r)) return kit.problemPage(res, pc, r);
       const older = a!.body as Voice;
       const newer = b!.body as Voice;
+      const wordDiff = boundedWordDiff();
       kit.render(res, pc, 'voice-diff', {
         title: `Voice: version ${older.version} and ${newer.version}`,
         section: 'dashboard',
@@ -244,7 +244,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         older,
         newer,
         rows: DIFF_FIELDS.map(([key, label]) => {
-          const parts = diff().diffWords(asText(older[key]), asText(newer[key]));
+          const parts = wordDiff(asText(older[key]), asText(newer[key]));
           return { label, changed: parts.some((p) => p.added || p.removed), parts };
         }),
       });
