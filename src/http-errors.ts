@@ -100,6 +100,9 @@ function describeFailure(error: unknown): HttpFailure {
       return { status: 400, detail: 'The request body ended before its Content-Length.' };
     case 'request.size.invalid':
       return { status: 400, detail: 'The body does not match its Content-Length.' };
+    case 'encoding.invalid':
+      // src/lib/utf8-body.ts: bytes that are not UTF-8 (JSON text that is not JSON, on /mcp a parse error).
+      return { status: 400, detail: 'The body is not valid UTF-8.', json: 'unparsable' };
   }
   // zlib's codes (gzip, deflate, br) start with Z_, zstd's with ZSTD_ (e.g. ZSTD_error_prefix_unknown).
   if (typeof e.code === 'string' && /^(Z|ZSTD)_/.test(e.code)) {

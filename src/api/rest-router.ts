@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
 import { jsonOf } from '../lib/spliced-json.ts';
+import { requireUtf8Body } from '../lib/utf8-body.ts';
 import { MAX_REQUEST_BODY_BYTES } from './limits.ts';
 import type { OperationResponse, Pipeline } from './pipeline.ts';
 import { problems, sendProblem } from './problem.ts';
@@ -31,7 +32,7 @@ export function createRestRouter(
   pipeline: Pipeline,
 ): Router {
   const router = express.Router();
-  router.use(express.json({ limit: MAX_REQUEST_BODY_BYTES, type: JSON_TYPES }));
+  router.use(express.json({ limit: MAX_REQUEST_BODY_BYTES, type: JSON_TYPES, verify: requireUtf8Body }));
 
   const send = (res: Response, operationId: string, result: OperationResponse) => {
     if (service.config.validateResponses && result.status < 400 && result.body !== undefined) {

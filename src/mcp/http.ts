@@ -19,6 +19,7 @@ import type { FoundCaller } from '../authz/authenticator.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { bearerToken } from '../lib/bearer.ts';
 import { labelOperation } from '../lib/metrics.ts';
+import { requireUtf8Body } from '../lib/utf8-body.ts';
 import { deepJsonRefusal } from './depth.ts';
 import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
@@ -143,7 +144,11 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     await refuseUnlessRevoked(res, () => sendProblem(res, problems.methodNotAllowed(['POST'])));
   };
 
-  const parseJson = express.json({ limit: MAX_REQUEST_BODY_BYTES, type: 'application/json' });
+  const parseJson = express.json({
+    limit: MAX_REQUEST_BODY_BYTES,
+    type: 'application/json',
+    verify: requireUtf8Body,
+  });
   // A body the parser refuses goes on to the app's error handler (src/http-errors.ts), after the caller.
   const readBody = (req: Request, res: Response, next: NextFunction) =>
     parseJson(req, res, (error?: unknown) => {

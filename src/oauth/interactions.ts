@@ -11,6 +11,7 @@ import { createDevUser, findDevUser } from '../identity/dev-users.ts';
 import { configuredProviders } from '../identity/providers.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
+import { requireUtf8Form } from '../lib/utf8-body.ts';
 import { consentPage, errorPage, loginPage } from '../web/authorization-pages.ts';
 import type { Csrf } from '../web/csrf.ts';
 import { INTERACTION_PATH } from './provider.ts';
@@ -29,7 +30,7 @@ export function interactionRoutes(
 ): Router {
   const router = Router();
   const providers = configuredProviders(ctx.config).map(({ id, label }) => ({ id, label }));
-  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  const form = express.urlencoded({ extended: false, limit: '8kb', verify: requireUtf8Form });
 
   /** The interaction the browser's cookie names, if it is the one in the URL; renders an error otherwise. */
   async function load(req: Request, res: Response): Promise<Interaction | undefined> {

@@ -3,6 +3,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
 import { findTextIssues } from '../lib/text-input.ts';
+import { requireUtf8Body } from '../lib/utf8-body.ts';
 import { canonicalResource } from './resources.ts';
 
 /**
@@ -81,7 +82,7 @@ export function normalizeClientMetadata(body: Record<string, unknown>, fromDocum
 
 /** POST /oauth/register: the body parsed, refused if it holds unsafe text, and normalized as above. */
 export function normalizeRegistration(): RequestHandler[] {
-  const parse = express.json({ limit: '56kb' });
+  const parse = express.json({ limit: '56kb', verify: requireUtf8Body });
   const parseOrOAuthError = (req: Request, res: Response, next: NextFunction) =>
     parse(req, res, (error?: unknown) => {
       // Only a body that is not JSON is bad metadata; too large, a bad charset or encoding are answered

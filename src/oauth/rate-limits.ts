@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { RedisStore } from 'rate-limit-redis';
 import type { ServiceContext } from '../context.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
+import { requireUtf8Form } from '../lib/utf8-body.ts';
 import { createFailedAuthLimiter } from './failed-auth-limiter.ts';
 
 // Loaded only when REDIS_URL is set.
@@ -134,7 +135,11 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
 
   // The client id sits in the form body (public clients, client_secret_post) or in Basic auth. The body
   // is read into a Buffer here, and oidc-provider parses that same Buffer instead of the stream.
-  const peekForm = express.raw({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
+  const peekForm = express.raw({
+    type: 'application/x-www-form-urlencoded',
+    limit: '56kb',
+    verify: requireUtf8Form,
+  });
 
   return {
     register: rateLimit({ ...common('register', limits.registerPerMinute), keyGenerator: byAddress }),

@@ -7,6 +7,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import type { OperationResponse, Pipeline } from '../api/pipeline.ts';
 import type { ServiceContext } from '../context.ts';
 import type { Sessions, SignedIn } from '../identity/sessions.ts';
+import { requireUtf8Form } from '../lib/utf8-body.ts';
 import { STYLESHEET_URL } from './assets.ts';
 import type { Csrf } from './csrf.ts';
 import { type WebCall, webCaller } from './door.ts';
@@ -191,7 +192,12 @@ export async function newestVersions<T>(
 export function createKit(deps: WebDeps) {
   const { pipeline, sessions, csrf } = deps;
   const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true });
-  const formBody = express.urlencoded({ extended: false, limit: '2mb', parameterLimit: 20000 });
+  const formBody = express.urlencoded({
+    extended: false,
+    limit: '2mb',
+    parameterLimit: 20000,
+    verify: requireUtf8Form,
+  });
 
   async function context(req: Request, who: SignedIn): Promise<PageContext> {
     const call = webCaller(pipeline, req, who);

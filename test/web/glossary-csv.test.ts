@@ -11,19 +11,29 @@ const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const signedIn = (handle: string) => signedInJar(service, handle);
 
 /** Posts `csv` through the page's import form, as the page has it now. */
-async function postCsv(jar: CookieJar, account: string, csv: string, changeNote?: string): Promise<Response> {
+async function postCsv(
+  jar: CookieJar,
+  account: string,
+  csv: string | Buffer,
+  changeNote?: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const page = await jar.fetch(`${service.url}/accounts/${account}/glossary`);
   const html = await page.text();
   const importForm = html.slice(html.indexOf('/glossary/import'));
   const form = new FormData();
   form.set('csrf', csrfOf(importForm));
   form.set('etag', /name="etag" value="([^"]*)"/.exec(importForm)![1]!.replaceAll('&quot;', '"'));
-  form.set('file', new File([csv], 'terms.csv', { type: 'text/csv' }));
+  form.set('file', new File([new Uint8Array(Buffer.from(csv))], 'terms.csv', { type: 'text/csv' }));
   if (changeNote !== undefined) form.set('changeNote', changeNote);
-  return jar.fetch(`${service.url}/accounts/${account}/glossary/import`, { method: 'POST', body: form });
+  return jar.fetch(`${service.url}/accounts/${account}/glossary/import`, {
+    method: 'POST',
+    body: form,
+    headers,
+  });
 }
 
-async function importCsv(jar: CookieJar, account: string, csv: string): Promise<void> {
+async function importCsv(jar: CookieJar, account: string, csv: string | Buffer): Promise<void> {
   const imported = await postCsv(jar, account, csv);
   expect(imported.status, await imported.clone().text()).toBe(303);
 }
@@ -152,5 +162,35 @@ describe('glossary CSV', () => {
       /<p class="field-error" id="f-import-file-error">Line 4 repeats the term &quot;café&quot; of line 2;/,
     );
     expect(html).toContain('No glossary saved yet.');
+  });
+
+  it('reads a UTF-16 file by its byte-order mark, and refuses one that is not UTF-8 rather than guess', async () => {
+    const owner = uniqueHandle('cse');
+    const jar = await signedIn(owner);
+    const csv = 'term,definition,caseSensitive,doNotTranslate,forbidden\ncafé,Kaffeehaus,false,false,false\n';
+    // Latin-1 bytes: é is 0xE9, which UTF-8 never has alone; read anyway, it would be saved as U+FFFD.
+    const latin1 = await postCsv(jar, owner, Buffer.from(csv, 'latin1'));
+    expect(latin1.status).toBe(400);
+    expect(await latin1.text()).toContain('The file is not UTF-8 text');
+    // UTF-16 with its byte-order mark, as a spreadsheet's "Unicode text" writes it.
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(csv, 'utf16le')]);
+    await importCsv(jar, owner, utf16);
+    expect((parse(await exportCsv(jar, owner)) as string[][])[1]!.slice(0, 2)).toEqual([
+      'café',
+      'Kaffeehaus',
+    ]);
+  });
+
+  it('refuses an upload sent with a Content-Encoding, which it would read as the form itself', async () => {
+    const owner = uniqueHandle('csz');
+    const jar = await signedIn(owner);
+    const csv = 'term,definition\nalpha,A\n';
+    for (const encoding of ['gzip', 'x-unknown']) {
+      const refused = await postCsv(jar, owner, csv, undefined, { 'content-encoding': encoding });
+      expect(refused.status, encoding).toBe(415);
+    }
+    expect(await (await jar.fetch(`${service.url}/accounts/${owner}/glossary`)).text()).toContain(
+      'No glossary saved yet.',
+    );
   });
 });

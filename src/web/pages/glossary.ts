@@ -3,6 +3,7 @@
 // The glossary is saved whole (saveGlossary), so every change here is the current version with one
 // change applied, saved as a new version with a change note and If-Match on the version it started from.
 
+import { isUtf8 } from 'node:buffer';
 import type { RequestHandler, Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
@@ -92,9 +93,7 @@ function upload(kit: Kit): RequestHandler {
       storage: multer().memoryStorage(),
       limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
     }).single('file');
-    multipart(req, res, (error: unknown) => {
-      if (!error) return next();
-      const { status, detail } = uploadRefusal(error);
+    const refuse = ({ status, detail }: { status: number; detail: string }) =>
       kit.render(
         res,
         undefined,
@@ -109,8 +108,37 @@ function upload(kit: Kit): RequestHandler {
         },
         status,
       );
-    });
+    // multer reads the body as it comes: a Content-Encoding (which no browser sets on an upload) would be
+    // read as the bytes of the form, not undone, so it is refused as everywhere else.
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity') {
+      return refuse({
+        status: 415,
+        detail: `The upload is sent with the Content-Encoding ${JSON.stringify(encoding)}; send the form as it is.`,
+      });
+    }
+    multipart(req, res, (error: unknown) => (error ? refuse(uploadRefusal(error)) : next()));
   };
+}
+
+/**
+ * The file as UTF-8 bytes: UTF-8 (with or without a byte-order mark) as it is, UTF-16 with its byte-order
+ * mark (a spreadsheet's "Unicode text") converted; undefined for anything else, which a decoder would read
+ * with replacement characters, saving text that is not what the file holds.
+ */
+function utf8Csv(file: Buffer): Buffer | undefined {
+  const utf16 =
+    file[0] === 0xff && file[1] === 0xfe
+      ? 'utf-16le'
+      : file[0] === 0xfe && file[1] === 0xff
+        ? 'utf-16be'
+        : undefined;
+  if (!utf16) return isUtf8(file) ? file : undefined;
+  try {
+    return Buffer.from(new TextDecoder(utf16, { fatal: true }).decode(file.subarray(2)));
+  } catch {
+    return undefined;
+  }
 }
 
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
@@ -491,7 +519,10 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
       let rows: { entry: Entry; line: number }[];
       try {
-        rows = fromCsv(file.buffer);
+        const text = utf8Csv(file.buffer);
+        if (!text)
+          return failed(400, 'The file is not UTF-8 text: save it as "CSV UTF-8" and import it again.');
+        rows = fromCsv(text);
       } catch (error) {
         return failed(400, `This is not a CSV file we can read: ${(error as Error).message}`);
       }

@@ -5,6 +5,7 @@ import express, { Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
 import { createDevUser, findDevUser } from '../../identity/dev-users.ts';
 import type { Sessions } from '../../identity/sessions.ts';
+import { requireUtf8Form } from '../../lib/utf8-body.ts';
 import { html } from '../html.ts';
 
 const DEV_LOGIN_PATH = '/signin/dev';
@@ -46,26 +47,30 @@ export function devLoginRoute(
 ): Router {
   const router = Router();
   const ownOrigin = new URL(ctx.config.baseUrl).origin;
-  router.post(DEV_LOGIN_PATH, express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
-    const next = safeNext(req.body?.next);
-    // Nobody is signed in yet, so there is no session to bind a CSRF token to; but a browser says where a
-    // form came from, and a page of another site must not sign a visitor in as a user of its choosing
-    // (login CSRF). Sec-Fetch-Site first: our pages send no referrer, which makes a browser send
-    // `Origin: null` even for our own form. Without it, an Origin that names another site is refused.
-    // Clients that send neither (scripts, tests) are not browsers and carry no cookie of the visitor's.
-    if (!fromThisSite(req.headers, ownOrigin)) {
-      res.status(403).type('html').send(renderError(next, 'Sign in from this site’s own sign-in page.'));
-      return;
-    }
-    const handle = String(req.body?.handle ?? '').trim();
-    let outcome = await findDevUser(ctx, handle);
-    if ('error' in outcome && req.body?.create === '1') outcome = await createDevUser(ctx, handle);
-    if ('error' in outcome) {
-      res.status(400).type('html').send(renderError(next, outcome.error));
-      return;
-    }
-    await sessions.start(req, res, outcome.userId);
-    res.redirect(303, next);
-  });
+  router.post(
+    DEV_LOGIN_PATH,
+    express.urlencoded({ extended: false, limit: '4kb', verify: requireUtf8Form }),
+    async (req, res) => {
+      const next = safeNext(req.body?.next);
+      // Nobody is signed in yet, so there is no session to bind a CSRF token to; but a browser says where a
+      // form came from, and a page of another site must not sign a visitor in as a user of its choosing
+      // (login CSRF). Sec-Fetch-Site first: our pages send no referrer, which makes a browser send
+      // `Origin: null` even for our own form. Without it, an Origin that names another site is refused.
+      // Clients that send neither (scripts, tests) are not browsers and carry no cookie of the visitor's.
+      if (!fromThisSite(req.headers, ownOrigin)) {
+        res.status(403).type('html').send(renderError(next, 'Sign in from this site’s own sign-in page.'));
+        return;
+      }
+      const handle = String(req.body?.handle ?? '').trim();
+      let outcome = await findDevUser(ctx, handle);
+      if ('error' in outcome && req.body?.create === '1') outcome = await createDevUser(ctx, handle);
+      if ('error' in outcome) {
+        res.status(400).type('html').send(renderError(next, outcome.error));
+        return;
+      }
+      await sessions.start(req, res, outcome.userId);
+      res.redirect(303, next);
+    },
+  );
   return router;
 }

@@ -19,6 +19,7 @@ import {
 import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
 import { finishSignInAttempt, startSignInAttempt } from '../../identity/sign-in-attempts.ts';
 import { createCookieSealer } from '../../lib/sealed-cookie.ts';
+import { requireUtf8Form } from '../../lib/utf8-body.ts';
 import { settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
@@ -88,7 +89,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   const { sessions, csrf } = options;
   const { baseUrl } = ctx.config;
   const providers = configuredProviders(ctx.config);
-  const form = express.urlencoded({ extended: false, limit: '4kb' });
+  const form = express.urlencoded({ extended: false, limit: '4kb', verify: requireUtf8Form });
   const cookieOptions = {
     path: '/signin',
     httpOnly: true,
