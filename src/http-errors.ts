@@ -6,7 +6,7 @@
 //   /oauth/* and /.well-known/*: an RFC 6749 error body {error, error_description};
 //   pages asked for by a browser: a short HTML page.
 // Client errors are logged at debug level without a stack; anything else at error level.
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { type Problem, problems } from './api/problem.ts';
@@ -262,10 +262,15 @@ export function clientErrorHandler(logger: Logger) {
           : status === 413
             ? 'The chunk extensions of the body are too large.'
             : 'The request is not valid HTTP.';
-    // What the client sent before the error: its request line names the door, its Accept a browser.
+    // What the client sent before the error: its request line names the door, its Accept a browser. A
+    // request that timed out after its headers (its body stalled) is the parser's current one; one that
+    // timed out before them left nothing Node shows, and is answered as a request to /.
+    const incoming = (socket as Duplex & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
     const received = error.rawPacket?.toString('latin1') ?? '';
-    const path = /^[A-Z]+ (\S+)/.exec(received)?.[1] ?? '/';
-    const wantsHtml = /\r\naccept:[^\r\n]*text\/html/i.test(received);
+    const path = incoming?.url ?? /^[A-Z]+ (\S+)/.exec(received)?.[1] ?? '/';
+    const wantsHtml = incoming
+      ? /text\/html/i.test(incoming.headers.accept ?? '')
+      : /\r\naccept:[^\r\n]*text\/html/i.test(received);
     const answer = failureAnswer(doorOf(path.split('?')[0]!), wantsHtml, { status, detail });
     logger.debug({ code: error.code, status, detail }, 'client error');
     const body = Buffer.from(answer.body);
@@ -277,7 +282,9 @@ export function clientErrorHandler(logger: Logger) {
       "Content-Security-Policy: default-src 'none'; style-src 'self'",
       'Connection: close',
     ].join('\r\n');
-    socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]));
+    // Closed once the answer is out, whatever the client does: a request it cut short is still open in the
+    // app (waiting for its body), and ends, logged, only when its connection closes.
+    socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]), () => socket.destroy());
   };
 }
 
