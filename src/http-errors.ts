@@ -136,8 +136,12 @@ function formatBytes(bytes: number): string {
 /** The failure as a problem (RFC 9457), for the API and for non-browser clients elsewhere. */
 function failureProblem(failure: HttpFailure): Problem {
   switch (failure.status) {
+    case 405:
+      return problems.methodNotAllowed(UNSERVED_ALLOW, failure.detail);
     case 408:
       return problems.requestTimeout(failure.detail);
+    case 417:
+      return problems.expectationFailed(failure.detail);
     case 431:
       return problems.headersTooLarge(failure.detail);
     case 413:
@@ -271,21 +275,53 @@ export function clientErrorHandler(logger: Logger) {
     const wantsHtml = incoming
       ? /text\/html/i.test(incoming.headers.accept ?? '')
       : /\r\naccept:[^\r\n]*text\/html/i.test(received);
-    const answer = failureAnswer(doorOf(path.split('?')[0]!), wantsHtml, { status, detail });
     logger.debug({ code: error.code, status, detail }, 'client error');
-    const body = Buffer.from(answer.body);
-    const head = [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`),
-      `Content-Length: ${body.length}`,
-      'X-Content-Type-Options: nosniff',
-      "Content-Security-Policy: default-src 'none'; style-src 'self'",
-      'Connection: close',
-    ].join('\r\n');
-    // Closed once the answer is out, whatever the client does: a request it cut short is still open in the
-    // app (waiting for its body), and ends, logged, only when its connection closes.
-    socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]), () => socket.destroy());
+    answerOnSocket(socket, failureAnswer(doorOf(path.split('?')[0]!), wantsHtml, { status, detail }));
   };
+}
+
+/**
+ * A request whose `Expect` is not `100-continue` (Node's 'checkExpectation'; Node's own answer is a bare 417)
+ * and a CONNECT (Node's 'connect'; nothing here tunnels, and Node's own answer is to drop the connection):
+ * a 417 or a 405 in the door's format, and the connection closed.
+ */
+export function unservedRequestHandler(logger: Logger) {
+  return (req: IncomingMessage, socket: Duplex): void => {
+    const connect = req.method === 'CONNECT';
+    const failure: HttpFailure = connect
+      ? {
+          status: 405,
+          detail: 'CONNECT is not served here: this service is no proxy.',
+          headers: { Allow: UNSERVED_ALLOW.join(', ') },
+        }
+      : { status: 417, detail: 'Only the expectation "100-continue" is understood.' };
+    logger.debug({ method: req.method, status: failure.status }, 'client error');
+    // A CONNECT's target is an authority (host:port), not a path: it names no door.
+    const path = connect ? '/' : (req.url ?? '/').split('?')[0]!;
+    answerOnSocket(
+      socket,
+      failureAnswer(doorOf(path), /text\/html/i.test(req.headers.accept ?? ''), failure),
+    );
+  };
+}
+
+/** The methods the service answers somewhere, for a CONNECT's 405. */
+const UNSERVED_ALLOW = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** Writes a whole answer on a connection outside express (with the security headers helmet would add). */
+function answerOnSocket(socket: Duplex, answer: FailureAnswer): void {
+  const body = Buffer.from(answer.body);
+  const head = [
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}`,
+    ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`),
+    `Content-Length: ${body.length}`,
+    'X-Content-Type-Options: nosniff',
+    "Content-Security-Policy: default-src 'none'; style-src 'self'",
+    'Connection: close',
+  ].join('\r\n');
+  // Closed once the answer is out, whatever the client does: a request it cut short is still open in the
+  // app (waiting for its body), and ends, logged, only when its connection closes.
+  socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]), () => socket.destroy());
 }
 
 /** A body the strict parser refused for its first character alone (an object or array never gets here). */

@@ -6,7 +6,7 @@ import { createContext } from './context.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.ts';
 import { abandonStatements, openDatabase } from './db/orm.ts';
 import { seedDemoIfEmpty } from './domain/seed.ts';
-import { clientErrorHandler } from './http-errors.ts';
+import { clientErrorHandler, unservedRequestHandler } from './http-errors.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { startMemoryReducer } from './lib/memory-reducer.ts';
 import { startMetricsServer } from './lib/metrics.ts';
@@ -69,6 +69,9 @@ export async function startServer(
   started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   // What Node cannot parse gets an answer in the door's format, not a bare status line.
   server.on('clientError', clientErrorHandler(logger));
+  const unserved = unservedRequestHandler(logger);
+  server.on('checkExpectation', (req, res) => unserved(req, res.socket!));
+  server.on('connect', unserved);
   // Slow or stalled clients must not hold connections (and a shutdown) open for ever.
   server.headersTimeout = config.http.headersTimeoutMs;
   server.requestTimeout = config.http.requestTimeoutMs;

@@ -76,10 +76,11 @@ export const problems = {
   forbidden: (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail),
   notFound: (detail = 'No such resource, or you cannot see it.') =>
     new Problem(404, 'not-found', 'Not found', detail),
-  methodNotAllowed: (allowed: string[]) =>
-    new Problem(405, 'method-not-allowed', 'Method not allowed', `Allowed: ${allowed.join(', ')}`, {
+  methodNotAllowed: (allowed: string[], detail = `Allowed: ${allowed.join(', ')}`) =>
+    new Problem(405, 'method-not-allowed', 'Method not allowed', detail, {
       headers: { Allow: allowed.join(', ') },
     }),
+  expectationFailed: (detail: string) => new Problem(417, 'expectation-failed', 'Expectation failed', detail),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
   /** The thing exists but can no longer be used (an expired or revoked invitation). */
   gone: (detail: string) => new Problem(410, 'gone', 'Gone', detail),

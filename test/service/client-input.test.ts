@@ -244,6 +244,28 @@ describe('requests Node cannot parse', () => {
     expect(answer.body).toContain('larger than the 16 kB');
   });
 
+  it.each([
+    ['/api/v1/accounts', 'application/problem+json', (body: string) => JSON.parse(body).status],
+    ['/mcp', 'application/json', (body: string) => JSON.parse(body).error.code],
+    ['/oauth/token', 'application/json', (body: string) => JSON.parse(body).error],
+  ])("%s: an Expect other than 100-continue is a 417 in the door's format", async (path, type, read) => {
+    const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 0\r\n\r\n`);
+    expect(answer.status).toBe(417);
+    expect(answer.headers).toContain(`content-type: ${type}`);
+    expect(read(answer.body)).toBe(
+      { '/api/v1/accounts': 417, '/mcp': -32600, '/oauth/token': 'invalid_request' }[path],
+    );
+  });
+
+  it('CONNECT is a 405 with Allow, not a dropped connection', async () => {
+    for (const target of ['/api/v1/user', '127.0.0.1:443']) {
+      const answer = await raw(`CONNECT ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(answer.status, target).toBe(405);
+      expect(answer.headers).toContain('allow: get, head, post');
+      expect(JSON.parse(answer.body)).toMatchObject({ status: 405 });
+    }
+  });
+
   it('a malformed header is a 400 problem on /api', async () => {
     const answer = await raw('GET /api/v1/accounts HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n');
     expect(answer.status).toBe(400);
