@@ -80,7 +80,7 @@ function isOfType(type: string, value: unknown): boolean {
  * argument the agent sent (`/arguments/handle`, `/arguments/if_match`), not to REST's `/body/handle`.
  */
 export function refusedArguments(definition: ToolDefinition, problem: Problem | ProblemBody): CallToolResult {
-  const body = withArgumentPointers(definition, problem instanceof Problem ? problem.toJSON() : problem);
+  const body = inAgentTerms(definition, problem instanceof Problem ? problem.toJSON() : problem);
   const errors = body.errors ?? [];
   const where = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ');
   return problemResult({
@@ -90,12 +90,26 @@ export function refusedArguments(definition: ToolDefinition, problem: Problem | 
   });
 }
 
-/** A problem whose pointers name the arguments the agent sent, whatever its status (a 403 on a scope too). */
-function withArgumentPointers(definition: ToolDefinition, body: ProblemBody): ProblemBody {
-  if (!Array.isArray(body?.errors)) return body;
+/**
+ * A problem in the agent's terms, whatever its status (a 403 on a scope too): its pointers name the
+ * arguments the agent sent, and its words name tools and arguments, not operationIds and HTTP headers
+ * ("save_voice saves the first version", "your if_match is …").
+ */
+function inAgentTerms(definition: ToolDefinition, body: ProblemBody): ProblemBody {
+  const reword = definition.reword ?? ((text: string) => text);
+  if (!body || typeof body !== 'object') return body;
   return {
     ...body,
-    errors: body.errors.map((issue) => ({ ...issue, pointer: argumentPointer(definition, issue.pointer) })),
+    ...(typeof body.detail === 'string' ? { detail: reword(body.detail) } : {}),
+    ...(Array.isArray(body.errors)
+      ? {
+          errors: body.errors.map((issue) => ({
+            ...issue,
+            pointer: argumentPointer(definition, issue.pointer),
+            message: reword(issue.message),
+          })),
+        }
+      : {}),
   };
 }
 
@@ -146,7 +160,7 @@ export function toToolResult(
   }
   if (response.status >= 400) {
     if (isValidationProblem(response)) return refusedArguments(definition, response.body as ProblemBody);
-    return problemResult(withArgumentPointers(definition, response.body as ProblemBody));
+    return problemResult(inAgentTerms(definition, response.body as ProblemBody));
   }
   if (response.status === 304) {
     // The tool's outputSchema allows this shape next to the document (tools.ts), so clients accept it.

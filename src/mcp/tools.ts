@@ -21,6 +21,8 @@ export interface ToolDefinition {
   hasBody: boolean;
   /** The response body is not an object, so structuredContent is `{ result: body }`. */
   wrapsResult: boolean;
+  /** REST wording to tool wording (toolWording), for what the tool says at run time too: its errors. */
+  reword?: (text: string) => string;
 }
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -206,6 +208,11 @@ function toolWording(catalogue: Catalogue): (text: string) => string {
     text
       // REST says where the version travels twice (header and body); a tool result has only the field.
       .replace(/The `ETag` header \(also in the body\s+as `etag`\)/g, 'The `etag` field of the result')
+      // A conditional read's "not modified" is a 304 over REST and a result of its own for a tool.
+      .replace(
+        /the answer is 304 with no body/g,
+        'the result is `{ "notModified": true, "etag": … }` instead of the document',
+      )
       .replace(pattern, (word) => swaps.get(word) ?? word);
 }
 
@@ -227,6 +234,7 @@ function rewordTool(definition: ToolDefinition, reword: (text: string) => string
   const tool = definition.tool;
   return {
     ...definition,
+    reword,
     tool: {
       ...tool,
       ...(tool.description ? { description: reword(tool.description) } : {}),

@@ -113,6 +113,43 @@ describe('MCP server at /mcp', () => {
     expect(list.data?.items.map((p) => p.handle)).toEqual(['docs']);
   });
 
+  it('words its errors and descriptions in tools and arguments, not operationIds and HTTP headers', async () => {
+    const fresh = await mcpClient(service, await issueToken(service, 'bob', ALL_SCOPES));
+    try {
+      // Nothing saved yet: the error says which tool saves the first version.
+      const missing = toolProblemOf(
+        await fresh.callTool({ name: 'get_voice', arguments: { account: 'bob' } }),
+      );
+      expect(missing.status).toBe(404);
+      expect(missing.detail).toContain('save_voice saves the first version');
+      expect(missing.detail).not.toContain('saveVoice');
+      // A stale if_match: named as the argument the agent sent.
+      const voice = {
+        account: 'bob',
+        tone: 'Plain',
+        formality: 'neutral',
+        targetAudience: 'All',
+        guidelines: '',
+      };
+      expect((await fresh.callTool({ name: 'save_voice', arguments: voice })).isError).toBeFalsy();
+      const stale = toolProblemOf(
+        await fresh.callTool({ name: 'save_voice', arguments: { ...voice, if_match: '"v0"' } }),
+      );
+      expect(stale.detail).toContain('your if_match is');
+      expect(stale.detail).not.toContain('If-Match');
+      // A conditional read's argument describes what the tool answers, not REST's 304.
+      const { tools } = await fresh.listTools();
+      const ifNoneMatch = tools.find((tool) => tool.name === 'get_voice')!.inputSchema.properties!
+        .if_none_match as {
+        description: string;
+      };
+      expect(ifNoneMatch.description).toContain('notModified');
+      expect(ifNoneMatch.description).not.toContain('304');
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('points at the arguments in a tool error of any status, not only a 400', async () => {
     // A token that may create tokens but holds no project scope: a token asking for one is a 403 whose
     // pointer names the `scopes` argument the agent sent, not REST's /body/scopes.
