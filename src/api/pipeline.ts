@@ -279,7 +279,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const write = spec.method !== 'get';
     let target: OperationContext['target'];
     /** The membership a write's permission came from, held until it commits (holdMembership). */
-    let heldMembership: { accountId: string; role: string } | undefined;
+    let heldMembership: HeldMembership | undefined;
     if (spec.accountParam) {
       const handle = request.params[spec.accountParam]!;
       // One prepared statement; the row becomes a managed entity (em.map) only when a handler asks for it.
@@ -298,8 +298,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           throw problems.notFound(`No account "${handle}", or you cannot see it.`);
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
-      if (write && membershipRole !== null)
-        heldMembership = { accountId: accountRow.id as string, role: membershipRole };
+      if (write && membershipRole !== null) {
+        // A write that changes memberships itself (a role, a removal, the whole organization's) holds the
+        // caller's for update from the start: held for share, two of them at once each waited for the
+        // other's share to be released before changing a membership row, a deadlock each time.
+        const exclusive = object === 'members' || spec.scope === 'organization:delete';
+        heldMembership = { accountId: accountRow.id as string, role: membershipRole, exclusive };
+      }
       let account: IAccount | undefined = spec.method === 'get' ? undefined : em().map(Account, accountRow);
       target = {
         accountId: accountRow.id as string,
@@ -532,8 +537,15 @@ function lostRace(error: unknown): boolean {
 /** The caller's membership changed between the permission check and the write's transaction. */
 class MembershipChanged extends Error {}
 
-const MEMBERSHIP_FOR_SHARE = `select m.role from memberships m join organizations o on o.id = m.organization_id
-  where o.account_id = ? and m.user_id = ? for share of m`;
+interface HeldMembership {
+  accountId: string;
+  role: string;
+  /** Locked for update rather than for share: the write changes memberships. */
+  exclusive: boolean;
+}
+
+const CALLER_MEMBERSHIP = `select m.role from memberships m join organizations o on o.id = m.organization_id
+  where o.account_id = ? and m.user_id = ?`;
 
 /**
  * A write on an organization that the caller may make as a member holds that membership (a share lock)
@@ -543,12 +555,12 @@ const MEMBERSHIP_FOR_SHARE = `select m.role from memberships m join organization
  * the membership gone or changed and runs again from the start, where it gets the answer a request
  * arriving after the removal gets (404, or 403 after a demotion).
  */
-async function holdMembership(
-  tx: EntityManager,
-  userId: string,
-  held: { accountId: string; role: string },
-): Promise<void> {
-  const [row] = await tx.execute<{ role: string }[]>(MEMBERSHIP_FOR_SHARE, [held.accountId, userId]);
+async function holdMembership(tx: EntityManager, userId: string, held: HeldMembership): Promise<void> {
+  const lock = held.exclusive ? 'for update of m' : 'for share of m';
+  const [row] = await tx.execute<{ role: string }[]>(`${CALLER_MEMBERSHIP} ${lock}`, [
+    held.accountId,
+    userId,
+  ]);
   if (row?.role !== held.role) throw new MembershipChanged('the membership changed before the write');
 }
 
