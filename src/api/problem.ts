@@ -81,7 +81,11 @@ export const problems = {
       headers: { Allow: allowed.join(', ') },
     }),
   expectationFailed: (detail: string) => new Problem(417, 'expectation-failed', 'Expectation failed', detail),
-  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict', detail),
+  /** `pointer`: the part of the request that conflicts (a taken handle), for a form to show it there. */
+  conflict: (detail: string, pointer?: string) =>
+    new Problem(409, 'conflict', 'Conflict', detail, {
+      errors: pointer ? [{ pointer, message: detail }] : undefined,
+    }),
   /** The thing exists but can no longer be used (an expired or revoked invitation). */
   gone: (detail: string) => new Problem(410, 'gone', 'Gone', detail),
   preconditionFailed: (detail: string) =>

@@ -372,6 +372,40 @@ describe('the diff pages', () => {
   });
 });
 
+describe('a taken handle', () => {
+  it('is said next to the handle field, with what was typed kept', async () => {
+    const owner = uniqueHandle('tkn');
+    const jar = await signedIn(owner);
+    const csrf = csrfOf(await formOn(jar, '/dashboard', '/dashboard/projects'));
+    const create = () =>
+      postForm(jar, `${service.url}/dashboard/projects`, {
+        csrf,
+        account: owner,
+        handle: 'dup',
+        name: 'Second try',
+        sourceLocale: 'en',
+      });
+    expect((await create()).status).toBe(303);
+    const again = await create();
+    expect(again.status).toBe(409);
+    const html = await again.text();
+    expect(html).toMatch(
+      /<p class="field-error" id="f-project-handle-error">[^<]*already has a project &quot;dup&quot;/,
+    );
+    expect(html).toContain('value="Second try"');
+    // An organization's handle, on the same page.
+    const orgCsrf = csrfOf(await formOn(jar, '/dashboard', '/dashboard/organizations'));
+    const taken = await postForm(jar, `${service.url}/dashboard/organizations`, {
+      csrf: orgCsrf,
+      handle: owner,
+      displayName: 'Clash',
+      visibility: 'private',
+    });
+    expect(taken.status).toBe(409);
+    expect(await taken.text()).toMatch(/<p class="field-error" id="f-org-handle-error">[^<]*already taken/);
+  });
+});
+
 describe('the error page', () => {
   it('names what is wrong with an address, not only that something is', async () => {
     const owner = uniqueHandle('err');

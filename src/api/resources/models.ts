@@ -46,7 +46,7 @@ export const modelHandlers = {
     const { handle, model, baseUrl = null, apiKey = null, isDefault = false } = op.body;
     if (baseUrl !== null) assertModelBaseUrl(baseUrl, '/body/baseUrl');
     if (await op.em.count(AccountModel, { account: account.id, handle })) {
-      throw problems.conflict(`"${account.handle}" already has a model "${handle}".`);
+      throw problems.conflict(`"${account.handle}" already has a model "${handle}".`, '/body/handle');
     }
     // The id is the key's associated data, so it must exist before the key is encrypted.
     const id = uuidv7();

@@ -137,7 +137,7 @@ export const organizationHandlers = {
     };
     assertAccountHandle(handle, '/body/handle');
     if (await op.em.count(Account, { handle })) {
-      throw problems.conflict(`The handle "${handle}" is already taken.`);
+      throw problems.conflict(`The handle "${handle}" is already taken.`, '/body/handle');
     }
     const creator = op.em.getReference(User, op.caller.userId);
     const { organization, account } = createOrganization(op.em, creator, { handle, displayName, visibility });

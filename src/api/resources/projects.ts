@@ -51,7 +51,10 @@ export const projectHandlers = {
     const targetLocales = canonicalLocales(op.body.targetLocales ?? [], '/body/targetLocales');
     checkLocales(sourceLocale, targetLocales);
     if (await op.em.count(Project, { account: account.id, handle: op.body.handle })) {
-      throw problems.conflict(`"${account.handle}" already has a project "${op.body.handle}".`);
+      throw problems.conflict(
+        `"${account.handle}" already has a project "${op.body.handle}".`,
+        '/body/handle',
+      );
     }
     const project = op.em.create(Project, {
       account,
