@@ -556,6 +556,12 @@ const CALLER_MEMBERSHIP = `select m.role from memberships m join organizations o
  * arriving after the removal gets (404, or 403 after a demotion).
  */
 async function holdMembership(tx: EntityManager, userId: string, held: HeldMembership): Promise<void> {
+  // Changes of memberships take their turn per organization first (members.ts, leaving, does the same):
+  // each locking the membership it starts from, two of them (a demotion and the demoted admin leaving)
+  // waited for each other's row, a deadlock PostgreSQL takes a second to break. The organization's row is
+  // locked without blocking the key-share locks that inserting an invitation or a membership takes on it.
+  if (held.exclusive)
+    await tx.execute('select 1 from organizations where account_id = ? for no key update', [held.accountId]);
   const lock = held.exclusive ? 'for update of m' : 'for share of m';
   const [row] = await tx.execute<{ role: string }[]>(`${CALLER_MEMBERSHIP} ${lock}`, [
     held.accountId,

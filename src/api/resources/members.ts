@@ -175,6 +175,10 @@ export const memberHandlers = {
       { account: { handle, kind: 'organization' } },
       { populate: ['account'] },
     );
+    // Membership changes take their turn per organization first, as the pipeline has the others do
+    // (holdMembership): leaving while an admin demotes you is then no deadlock.
+    if (organization)
+      await op.sql('select 1 from organizations where id = ? for no key update', [organization.id]);
     const [row] = organization
       ? await findMemberRows(op.sql, organization, { userId: op.caller.userId }, true)
       : [];
