@@ -443,7 +443,30 @@ describe('names people chose', () => {
     const page = await (await jar.fetch(`${service.url}/orgs/${org}`)).text();
     expect(page).toContain('<h1><bdi>Acme \u202eelgoog</bdi> <span class="muted">@');
     expect(page).toContain(`<td><bdi>Ada \u202eecalevol</bdi> <span class="muted">@${owner}</span></td>`);
+    // And a project's name, wherever it is shown.
+    const project = await postForm(jar, `${service.url}/dashboard/projects`, {
+      csrf: csrfOf(await formOn(jar, '/dashboard', '/dashboard/projects')),
+      account: owner,
+      handle: 'rtl',
+      name: 'Site \u202eetis',
+      sourceLocale: 'en',
+    });
+    expect(project.status).toBe(303);
     const dashboard = await (await jar.fetch(`${service.url}/dashboard`)).text();
     expect(dashboard).toContain(`<a href="/accounts/${org}"><bdi>Acme \u202eelgoog</bdi></a>`);
+    expect(dashboard).toContain('<bdi>Site \u202eetis</bdi></a>');
+    for (const path of [
+      `/accounts/${owner}`,
+      `/accounts/${owner}/projects/rtl`,
+      `/accounts/${owner}/projects/rtl/delete`,
+    ]) {
+      const html = await (await jar.fetch(`${service.url}${path}`)).text();
+      // Everywhere but the page's title (text only) and the edit form's field, which hold it as it is.
+      const shown = html
+        .replaceAll('<bdi>Site \u202eetis</bdi>', '')
+        .replace(/<title>[^<]*<\/title>/, '')
+        .replaceAll('value="Site \u202eetis"', '');
+      expect(shown, path).not.toContain('Site \u202eetis');
+    }
   });
 });
