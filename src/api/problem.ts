@@ -15,6 +15,8 @@ export interface ProblemBody {
 }
 
 const TYPE_BASE = 'https://docs.l10n.dev/problems/';
+/** The most issues a validation problem lists. */
+const MAX_ISSUES = 100;
 
 /** The slice of an HTTP response that writing a problem needs (express's Response has it). */
 interface ProblemSink {
@@ -59,8 +61,18 @@ export class Problem extends Error {
 }
 
 export const problems = {
+  /**
+   * The first MAX_ISSUES issues: a body of 400,000 unknown keys is refused with a short answer, not a
+   * 30 MB list (which took longer to write than the body took to send, for a client to read nothing of).
+   */
   validation: (errors: ValidationIssue[], detail = 'The request is not valid; see errors.') =>
-    new Problem(400, 'validation-failed', 'Invalid request', detail, { errors }),
+    new Problem(
+      400,
+      'validation-failed',
+      'Invalid request',
+      errors.length > MAX_ISSUES ? `${detail} (the first ${MAX_ISSUES} of ${errors.length})` : detail,
+      { errors: errors.slice(0, MAX_ISSUES) },
+    ),
   badRequest: (detail: string, pointer?: string) =>
     new Problem(400, 'validation-failed', 'Invalid request', detail, {
       errors: pointer ? [{ pointer, message: detail }] : undefined,

@@ -44,7 +44,10 @@ export function deepJsonRefusal(message: unknown): { status: number; body: unkno
   const issue = `is nested deeper than ${MAX_JSON_DEPTH} levels`;
   const problem = problems.validation(pointers.map((pointer) => ({ pointer, message: issue }))).toJSON();
   const tool = typeof otherParams.name === 'string' ? ` for tool ${otherParams.name}` : '';
-  const where = pointers.map((pointer) => `${pointer} ${issue}`).join('; ');
+  const where = pointers
+    .slice(0, 10)
+    .map((pointer) => `${pointer} ${issue}`)
+    .join('; ');
   return answer(200, answerId, INVALID_PARAMS, `Invalid arguments${tool}: ${where}`, problem);
 }
 

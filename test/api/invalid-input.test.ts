@@ -116,6 +116,22 @@ async function expectRejected(
   expect(await snapshot()).toEqual(before);
 }
 
+describe('a request with very many mistakes', () => {
+  it('lists the first hundred, and says how many there are', async () => {
+    const body: Record<string, unknown> = { handle: 'many', name: 'Many', sourceLocale: 'en' };
+    for (let i = 0; i < 5000; i++) body[`extra${i}`] = i;
+    const response = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as { detail: string; errors: unknown[] };
+    expect(problem.errors).toHaveLength(100);
+    expect(problem.detail).toBe('The request is not valid; see errors. (the first 100 of 5000)');
+  });
+});
+
 describe('malformed input on every write operation', () => {
   it('covers every write operation of openapi.yaml', () => {
     expect(writes.length).toBeGreaterThanOrEqual(20);
