@@ -354,31 +354,27 @@ describe('HTTP details of /mcp', () => {
     expect(unauthenticated.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/);
   });
 
-  it('answers a body that is not JSON with a JSON-RPC parse error', async () => {
-    const response = await fetch(`${service.url}/mcp`, {
+  /** A POST to /mcp whose body is `body` as it is, whatever it holds. */
+  const postText = (body: string) =>
+    fetch(`${service.url}/mcp`, {
       method: 'POST',
       headers: {
         ...auth(),
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
       },
-      body: '{not json',
+      body,
     });
+
+  it('answers a body that is not JSON with a JSON-RPC parse error', async () => {
+    const response = await postText('{not json');
     expect(response.status).toBe(400);
     expect((await response.json()).error.code).toBe(-32700);
   });
 
   it('answers JSON that is no message (a number, a string, null) with invalid request, not a parse error', async () => {
     for (const body of ['5', '"x"', 'null', ' true']) {
-      const response = await fetch(`${service.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          ...auth(),
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-        },
-        body,
-      });
+      const response = await postText(body);
       expect(response.status, body).toBe(400);
       expect((await response.json()).error, body).toMatchObject({
         code: -32600,

@@ -3,12 +3,12 @@
 // 4xx in the door's own format (problem+json on /api, a JSON-RPC error on /mcp, an RFC 6749 error body on
 // /oauth/*), never express's HTML page with a stack trace, and none of them is logged as an error.
 
-import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/api/limits.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { rawExchange } from '../support/raw-http.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let service: TestService;
@@ -207,21 +207,7 @@ describe('paths that are not valid percent-encoding', () => {
 });
 
 describe('requests Node cannot parse', () => {
-  /** Sends raw bytes on a connection of its own and returns what came back before the service closed it. */
-  function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(service.port, '127.0.0.1', () => socket.write(request));
-      let received = '';
-      socket.on('data', (chunk) => {
-        received += chunk.toString('utf8');
-      });
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const [head = '', body = ''] = received.split('\r\n\r\n');
-        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
-      });
-    });
-  }
+  const raw = (request: string) => rawExchange(service.port, request);
   const huge = `x-filler: ${'a'.repeat(20_000)}\r\n`;
 
   it.each([

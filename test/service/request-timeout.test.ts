@@ -1,8 +1,8 @@
 // A request whose body stalls past HTTP_REQUEST_TIMEOUT_MS is answered 408 by Node's timeout, which never
 // reaches express: src/http-errors.ts answers it in the format of the door the request named (JSON-RPC on
 // /mcp, the OAuth error on /oauth, a page for a browser), not in the REST API's for all of them.
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { rawExchange } from '../support/raw-http.ts';
 import { startTestService } from '../support/service.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
@@ -12,20 +12,7 @@ const service = useService(() =>
 const { ada } = useUsers(service, 'ada');
 
 /** Sends the head of a request whose body never comes, and returns the answer the service closes with. */
-function stalled(head: string): Promise<{ status: number; headers: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(service.port, '127.0.0.1', () => socket.write(`${head}\r\n{`));
-    let received = '';
-    socket.on('data', (chunk) => {
-      received += chunk.toString('utf8');
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [top = '', body = ''] = received.split('\r\n\r\n');
-      resolve({ status: Number(top.split(' ')[1]), headers: top.toLowerCase(), body });
-    });
-  });
-}
+const stalled = (head: string) => rawExchange(service.port, `${head}\r\n{`);
 
 describe('a request whose body stalls', () => {
   it("is answered 408 in the door's format", { timeout: 30_000 }, async () => {
