@@ -229,12 +229,17 @@ describe('the voice editor', () => {
     const late = await save(second, 'Typed meanwhile');
     expect(late.status).toBe(412);
     const html = await late.text();
-    expect(html).toContain('Someone saved a newer version while you were editing.');
+    expect(html).toContain('Someone saved version 1 while you were editing.');
     expect(html).toContain('value="Typed meanwhile"');
     // The first save is still the voice.
     const now = await (await jar.fetch(`${service.url}${voice}`)).text();
     expect(now).toContain('Version 1,');
     expect(now).toContain('value="Saved first"');
+    // The refused form now stands on version 1: sent again, it replaces it knowingly.
+    const refused = html.slice(html.indexOf(`action="${voice}"`));
+    expect(etagOf(refused)).toBe('"v1"');
+    expect((await save(refused, 'Typed meanwhile')).status).toBe(303);
+    expect(await (await jar.fetch(`${service.url}${voice}`)).text()).toContain('value="Typed meanwhile"');
   });
 });
 

@@ -80,7 +80,15 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     res: Response,
     pc: PageContext,
     account: string,
-    extra: { status?: number; values?: VoiceValues; fields?: object; form?: string[]; notice?: string } = {},
+    extra: {
+      status?: number;
+      values?: VoiceValues;
+      fields?: object;
+      form?: string[];
+      notice?: string;
+      /** The form was built on an older version: it now carries the current one's ETag (see stale). */
+      stale?: boolean;
+    } = {},
   ) {
     // The account first: a 404 from getVoice means "nothing saved yet" only on an account one can see.
     const acc = await pc.call('getAccount', { params: { account } });
@@ -89,6 +97,15 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     const r = await pc.call('getVoice', { params: { account } });
     if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
     const voice = isOk(r) ? (r.body as Voice) : undefined;
+    // A form refused as stale keeps what was typed, now on top of the current version: saved again, it
+    // replaces that version knowingly, where with its old ETag it would be refused again and again.
+    const stale = extra.stale && voice && extra.values;
+    const values = stale ? { ...extra.values!, etag: voice.etag } : extra.values;
+    const form = stale
+      ? [
+          `Someone saved version ${voice.version} while you were editing. Your text is below: saving it now replaces version ${voice.version} (the history compares them).`,
+        ]
+      : (extra.form ?? []);
     kit.render(
       res,
       pc,
@@ -102,7 +119,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         account,
         voice,
         canEdit: pipeline.allows(myRole, 'voice:write'),
-        values: extra.values ?? {
+        values: values ?? {
           tone: voice?.tone ?? '',
           formality: voice?.formality ?? 'neutral',
           targetAudience: voice?.targetAudience ?? '',
@@ -114,7 +131,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           etag: voice?.etag ?? '',
         },
         fields: extra.fields ?? {},
-        form: extra.form ?? [],
+        form,
       },
       extra.status,
     );
@@ -156,14 +173,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           },
         });
       }
-      const stale = () =>
-        editor(res, pc, account, {
-          status: 412,
-          values,
-          form: [
-            'Someone saved a newer version while you were editing. Open the voice again to see it; your text is below.',
-          ],
-        });
+      const stale = () => editor(res, pc, account, { status: 412, values, stale: true });
       // A form built when nothing was saved yet has no ETag to send, and a save without If-Match goes
       // ahead: had someone saved a first version meanwhile, it would be replaced unseen.
       if (values.etag === '') {
