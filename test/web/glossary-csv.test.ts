@@ -2,7 +2,7 @@
 // holds, its export imports back as the same glossary. pages.test.ts walks the same pages in chromium.
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { type CookieJar, csrfOf, postForm, signedInJar, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
@@ -192,5 +192,33 @@ describe('glossary CSV', () => {
     expect(await (await jar.fetch(`${service.url}/accounts/${owner}/glossary`)).text()).toContain(
       'No glossary saved yet.',
     );
+  });
+
+  it('saves no version for a file that changes nothing, such as its own export imported back', async () => {
+    const owner = uniqueHandle('csn');
+    const jar = await signedIn(owner);
+    await importCsv(jar, owner, 'term,definition,de\nalpha,A,Alpha\nbeta,B,Beta\n');
+    const versions = async () =>
+      sql(
+        service,
+        `select count(*)::int as n from glossary_versions v join accounts a on a.id = v.account_id
+        where a.handle = $1`,
+        [owner],
+      );
+    expect(await versions()).toEqual([{ n: 1 }]);
+    for (const same of [
+      await exportCsv(jar, owner),
+      'term,definition,de\n',
+      'de,term,definition\nAlpha,alpha,A\n',
+    ]) {
+      const again = await postCsv(jar, owner, same);
+      expect(again.status).toBe(303);
+      const page = await (await jar.fetch(`${service.url}${again.headers.get('location')}`)).text();
+      expect(page).toContain('The file changes nothing in the glossary: no version was saved.');
+    }
+    expect(await versions()).toEqual([{ n: 1 }]);
+    // A real change still saves.
+    await importCsv(jar, owner, 'term,definition\nbeta,B2\n');
+    expect(await versions()).toEqual([{ n: 2 }]);
   });
 });

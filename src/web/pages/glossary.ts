@@ -141,6 +141,20 @@ function utf8Csv(file: Buffer): Buffer | undefined {
   }
 }
 
+/** Whether two entries say the same (translations in any order); `stored` undefined: a new term. */
+function sameEntry(stored: Entry | undefined, imported: Entry): boolean {
+  if (!stored) return false;
+  const translations = (entry: Entry) => JSON.stringify(Object.entries(entry.translations).sort());
+  return (
+    stored.term === imported.term &&
+    stored.definition === imported.definition &&
+    stored.caseSensitive === imported.caseSensitive &&
+    stored.doNotTranslate === imported.doNotTranslate &&
+    stored.forbidden === imported.forbidden &&
+    translations(stored) === translations(imported)
+  );
+}
+
 const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
 
 /**
@@ -548,6 +562,16 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         entries[at] = entry;
         position.set(key, at);
         lineOf.set(at, line);
+      }
+      // A file that changes nothing (the export imported back, a header alone) saves no version: a new
+      // version equal to the last would only push the real history down.
+      const before = loaded.glossary?.entries ?? [];
+      const unchanged =
+        entries.length === before.length &&
+        rows.every(({ entry }) => sameEntry(before[position.get(termKey(entry.term))!], entry));
+      if (unchanged) {
+        const notice = 'The file changes nothing in the glossary: no version was saved.';
+        return res.redirect(303, kit.withNotice(pc, base(account), notice));
       }
       const note = values.changeNote || `Import ${rows.length} rows from CSV`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
