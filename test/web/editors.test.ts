@@ -243,6 +243,41 @@ describe('the voice editor', () => {
   });
 });
 
+describe('forms that take codes written in another case', () => {
+  it('save country codes in capitals and domains in lower case, as the API takes them', async () => {
+    const owner = uniqueHandle('cas');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const form = await formOn(jar, voice, voice);
+    const saved = await postForm(jar, `${service.url}${voice}`, {
+      csrf: csrfOf(form),
+      etag: etagOf(form),
+      tone: 'Plain',
+      formality: 'neutral',
+      targetCountries: 'de at',
+      localeOverrides: '{}',
+    });
+    expect(saved.status).toBe(303);
+    expect(await (await jar.fetch(`${service.url}${voice}`)).text()).toContain('value="DE AT"');
+
+    const org = `${owner}-org`;
+    const created = await postForm(jar, `${service.url}/dashboard/organizations`, {
+      csrf: csrfOf(await formOn(jar, '/dashboard', '/dashboard/organizations')),
+      handle: org,
+      displayName: 'Cases',
+      visibility: 'private',
+    });
+    expect(created.status).toBe(303);
+    const action = `/orgs/${org}/sign-in/domains`;
+    const added = await postForm(jar, `${service.url}${action}`, {
+      csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
+      domain: 'Cases-Example.COM',
+    });
+    expect(added.status).toBe(201);
+    expect(await added.text()).toContain('cases-example.com');
+  });
+});
+
 describe('list pages', () => {
   it('go through an account past its first hundred projects a page at a time', {
     timeout: 120_000,

@@ -112,7 +112,8 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
     '/orgs/:org/sign-in/domains',
     ...kit.action(async (req, res, pc) => {
       const org = String(req.params.org);
-      const values = { domain: text(req.body, 'domain').trim() };
+      // Domain names are case-insensitive; the API takes them in lower case, as DNS answers show them.
+      const values = { domain: text(req.body, 'domain').trim().toLowerCase() };
       const r = await pc.call('addDomain', { params: { org }, body: values });
       if (isOk(r)) {
         // Shown on the page answering this POST, not after a redirect: the value is in this answer only.

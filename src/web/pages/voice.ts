@@ -188,7 +188,8 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           formality: values.formality,
           targetAudience: values.targetAudience,
           guidelines: values.guidelines,
-          targetCountries: words(values.targetCountries),
+          // Country codes are capitals (ISO 3166); `de` typed in the form is meant as DE.
+          targetCountries: words(values.targetCountries).map((code) => code.toUpperCase()),
           culturalNotes: values.culturalNotes,
           localeOverrides: overrides,
           changeNote: values.changeNote,
