@@ -258,7 +258,10 @@ describe('forms that take codes written in another case', () => {
       localeOverrides: '{}',
     });
     expect(saved.status).toBe(303);
-    expect(await (await jar.fetch(`${service.url}${voice}`)).text()).toContain('value="DE AT"');
+    const voicePage = await (await jar.fetch(`${service.url}${voice}`)).text();
+    expect(voicePage).toContain('value="DE AT"');
+    // The tab says whose voice it is, as the heading does: several accounts' tabs are told apart.
+    expect(voicePage).toContain(`<title>Voice of @${owner} · Localization service</title>`);
 
     const org = `${owner}-org`;
     const created = await postForm(jar, `${service.url}/dashboard/organizations`, {

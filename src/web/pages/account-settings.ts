@@ -42,7 +42,7 @@ export function accountSettingsPages(
       pc,
       'models',
       {
-        title: 'Models',
+        title: `Models of @${account}`,
         section: 'models',
         crumbs: [
           { href: '/dashboard', label: 'Dashboard' },

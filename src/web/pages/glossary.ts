@@ -357,7 +357,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       pc,
       'glossary',
       {
-        title: 'Glossary',
+        title: `Glossary of @${account}`,
         section: 'dashboard',
         crumbs: crumbs(account, [{ label: 'Glossary' }]),
         acting: { handle: account, role },
@@ -640,7 +640,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if ('failed' in history) return kit.problemPage(res, pc, history.failed);
       const { versions, total } = history;
       kit.render(res, pc, 'glossary-history', {
-        title: 'Glossary history',
+        title: `Glossary history of @${account}`,
         section: 'dashboard',
         crumbs: crumbs(account, [{ href: base(account), label: 'Glossary' }, { label: 'History' }]),
         acting: { handle: account, role: await roleOn(pc, account) },
@@ -683,7 +683,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         .slice(0, 500)
         .map(({ term, change, was, now }) => ({ term, change, parts: wordDiff(was, now) }));
       kit.render(res, pc, 'glossary-diff', {
-        title: `Glossary: version ${a.glossary.version} and ${b.glossary.version}`,
+        title: `Glossary of @${account}: version ${a.glossary.version} and ${b.glossary.version}`,
         section: 'dashboard',
         crumbs: crumbs(account, [
           { href: base(account), label: 'Glossary' },

@@ -111,7 +111,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       pc,
       'voice',
       {
-        title: 'Voice',
+        title: `Voice of @${account}`,
         section: 'dashboard',
         crumbs: crumbs(account, [{ label: 'Voice' }]),
         acting: { handle: account, role: myRole },
@@ -214,7 +214,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       if ('failed' in history) return kit.problemPage(res, pc, history.failed);
       const { versions, total } = history;
       kit.render(res, pc, 'voice-history', {
-        title: 'Voice history',
+        title: `Voice history of @${account}`,
         section: 'dashboard',
         crumbs: crumbs(account, [
           { href: pathOf('accounts', account, 'voice'), label: 'Voice' },
@@ -243,7 +243,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       const newer = b!.body as Voice;
       const wordDiff = boundedWordDiff();
       kit.render(res, pc, 'voice-diff', {
-        title: `Voice: version ${older.version} and ${newer.version}`,
+        title: `Voice of @${account}: version ${older.version} and ${newer.version}`,
         section: 'dashboard',
         crumbs: crumbs(account, [
           { href: pathOf('accounts', account, 'voice'), label: 'Voice' },
