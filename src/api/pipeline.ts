@@ -449,7 +449,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       try {
         return await run(request);
       } catch (error) {
-        if (attempt >= RACE_ATTEMPTS || !lostRace(asDriverException(error, service))) throw error;
+        const lost = lostRace(asDriverException(error, service));
+        if (attempt >= RACE_ATTEMPTS || !lost) throw error;
+        service.metrics.operationRetried(request.operationId, lost);
         service.logger.debug(
           { operationId: request.operationId, attempt, reason: (error as Error).message },
           'operation lost a race, running it again',
@@ -526,12 +528,12 @@ const CONFLICT_CHECKS = new Set(['memberships_last_admin']);
 const RACE_ATTEMPTS = 3;
 
 /** A failure that another transaction caused (a deadlock, or a row deleted under a write), not the request. */
-function lostRace(error: unknown): boolean {
-  return (
-    error instanceof DeadlockException ||
-    error instanceof ForeignKeyConstraintViolationException ||
-    error instanceof MembershipChanged
-  );
+/** How a write lost a race that running it again settles, or undefined when it did not. */
+function lostRace(error: unknown): 'deadlock' | 'row-gone' | 'membership-changed' | undefined {
+  if (error instanceof DeadlockException) return 'deadlock';
+  if (error instanceof ForeignKeyConstraintViolationException) return 'row-gone';
+  if (error instanceof MembershipChanged) return 'membership-changed';
+  return undefined;
 }
 
 /** The caller's membership changed between the permission check and the write's transaction. */

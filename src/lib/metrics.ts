@@ -29,6 +29,8 @@ export interface Metrics {
   mcpToolCall(path: 'direct' | 'sdk'): void;
   /** A glossary version's entries read from this instance's cache (`hit`) or from the database (`miss`). */
   glossaryCacheRead(result: 'hit' | 'miss'): void;
+  /** A write run again from the start after losing a race (src/api/pipeline.ts), and why. */
+  operationRetried(operation: string, reason: 'deadlock' | 'row-gone' | 'membership-changed'): void;
   /** The exposition, for GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -68,6 +70,12 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     name: 'mcp_tool_calls_total',
     help: 'MCP tools/call requests by how they were served: direct (plain calls) or sdk',
     labelNames: ['path'] as const,
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'operation_retries_total',
+    help: 'Writes run again from the start after losing a race, by operation and reason (deadlock, row-gone, membership-changed)',
+    labelNames: ['operation', 'reason'] as const,
     registers: [registry],
   });
   const glossaryReads = new Counter({
@@ -114,6 +122,9 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     },
     glossaryCacheRead(result) {
       glossaryReads.inc({ result });
+    },
+    operationRetried(operation, reason) {
+      retries.inc({ operation, reason });
     },
     mcpToolCall(path) {
       toolCalls.inc({ path });

@@ -170,7 +170,15 @@ export const organizationHandlers = {
   },
 
   async deleteOrganization(op) {
-    // The account row locked first: a second delete of the same organization waits for this one and then
+    // Every membership locked before the account: a member's write holds its membership until it commits
+    // (holdMembership in the pipeline) and then needs the account row for its foreign key, so the delete
+    // waits for such writes first; locking the account first, each waited for the other, a deadlock.
+    await op.sql(
+      `select m.id from memberships m join organizations o on o.id = m.organization_id
+        where o.account_id = ? for update of m`,
+      [op.target!.accountId],
+    );
+    // The account row locked next: a second delete of the same organization waits for this one and then
     // finds nothing (404), instead of both writing their audit event and deadlocking on the delete.
     const locked = await op.sql('select id from accounts where id = ? for update', [op.target!.accountId]);
     if (locked.length === 0) throw noOrganization(op.target!.handle);
