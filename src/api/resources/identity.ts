@@ -82,6 +82,9 @@ export const identityHandlers = {
     });
     if (elsewhere) throw problems.conflict(`${domain} is verified by another organization.`);
     const challenge = newChallenge(domain);
+    // The organization's domains take their turn: a second request for the same domain waits, finds it and
+    // issues a new challenge, as it would arriving later, rather than running into the unique key (409).
+    await op.sql('select 1 from organizations where id = ? for no key update', [organization.id]);
     let row = await op.em.findOne(OrganizationDomain, { organization: organization.id, domain });
     if (row) row.verificationTokenHash = challenge.hash;
     else
