@@ -400,8 +400,19 @@ describe('the annotations of the tools of openapi.yaml', () => {
         idempotentHint: false,
       });
     }
-    for (const name of ['get_voice', 'get_glossary', 'delete_project', 'revoke_token']) {
+    for (const name of [
+      'get_voice',
+      'get_glossary',
+      'delete_project',
+      'revoke_token',
+      'update_project',
+      'update_member_role',
+    ]) {
       expect(tools.get(name)!.tool.annotations?.idempotentHint, name).toBe(true);
+    }
+    // A PATCH of the glossary stores a new version each time; a POST creates something each time.
+    for (const name of ['upsert_glossary_entries', 'create_project', 'create_token']) {
+      expect(tools.get(name)!.tool.annotations?.idempotentHint, name).toBe(false);
     }
   });
 });
