@@ -527,8 +527,10 @@ const CONFLICT_CHECKS = new Set(['memberships_last_admin']);
 /** Runs of an operation that keeps losing races before its answer says so (409). */
 const RACE_ATTEMPTS = 3;
 
-/** A failure that another transaction caused (a deadlock, or a row deleted under a write), not the request. */
-/** How a write lost a race that running it again settles, or undefined when it did not. */
+/**
+ * How a write lost a race with another transaction (a deadlock, a row deleted under it, the caller's
+ * membership changed before it), which running it again settles; undefined when the failure is its own.
+ */
 function lostRace(error: unknown): 'deadlock' | 'row-gone' | 'membership-changed' | undefined {
   if (error instanceof DeadlockException) return 'deadlock';
   if (error instanceof ForeignKeyConstraintViolationException) return 'row-gone';
