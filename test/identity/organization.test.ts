@@ -9,7 +9,7 @@ import * as sdk from '../../generated/sdk/index.ts';
 import { CookieJar, csrfOf, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { createTestOrganization, createTestUser, type TestUser } from '../support/fixtures.ts';
-import { upstreamLogin, useUpstreamSignIn } from './upstream.ts';
+import { startOidcUpstream, upstreamLogin, useUpstreamSignIn } from './upstream.ts';
 
 let dns: TxtServer;
 let admin: TestUser;
@@ -242,6 +242,69 @@ describe('organization domains, provider and enrollment', () => {
     const third = await later.fetch(`${service.url}/signin/github`);
     const returned = await fetch(third.headers.get('location')!, { redirect: 'manual' });
     expect((await later.fetch(returned.headers.get('location')!)).status).toBe(303);
+  });
+});
+
+describe('changing the organization provider', () => {
+  const setProvider = (body: Record<string, unknown>) =>
+    sdk.setIdentityProvider({ client: admin.client, path: { org }, body: body as never });
+
+  it('does not send the stored secret to a new issuer or client id: they need their own', async () => {
+    const other = await startOidcUpstream([`${service.url}/signin/callback/org`]);
+    try {
+      for (const body of [
+        { issuer: other.issuer, clientId: idp.clientId },
+        { issuer: idp.issuer, clientId: 'another-client' },
+      ]) {
+        const refused = await setProvider({ ...body, enrollRole: 'member' });
+        expect(refused.response.status, JSON.stringify(body)).toBe(400);
+        expect(refused.error?.errors?.[0]?.pointer).toBe('/body/clientSecret');
+      }
+      // The same client keeps its stored secret when the rest of the setting changes.
+      const kept = await setProvider({ issuer: idp.issuer, clientId: idp.clientId, enrollRole: 'member' });
+      expect(kept.response.status).toBe(200);
+      expect(kept.data?.hasClientSecret).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('ends the identities the old issuer issued: a new issuer naming the same subject is someone else', async () => {
+    const alice = `alice-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(alice, { email: `${alice}@${domain}`, email_verified: true });
+    expect((await orgSignIn(`${alice}@${domain}`, alice)).status).toBe(303);
+    const [aliceUser] = (await sql(service, 'select user_id from identities where subject = $1', [
+      alice,
+    ])) as {
+      user_id: string;
+    }[];
+    const other = await startOidcUpstream([`${service.url}/signin/callback/org`]);
+    try {
+      const changed = await setProvider({
+        issuer: other.issuer,
+        clientId: other.clientId,
+        clientSecret: other.clientSecret,
+        enrollRole: 'member',
+      });
+      expect(changed.response.status).toBe(200);
+      // The new provider says `alice` too, for an address of its choosing at the domain.
+      other.accounts.set(alice, { email: `someone-else@${domain}`, email_verified: true });
+      const second = await orgSignIn(`someone-else@${domain}`, alice);
+      expect(second.status).toBe(303);
+      const users = (await sql(service, 'select user_id from identities where subject = $1', [alice])) as {
+        user_id: string;
+      }[];
+      expect(users.map((u) => u.user_id)).not.toContain(aliceUser!.user_id);
+    } finally {
+      const back = await setProvider({
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        enrollRole: 'member',
+      });
+      expect(back.response.status).toBe(200);
+      await other.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import {
   type OrgRole,
 } from '../../db/entities/index.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
-import { orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
+import { orgProviderKey, orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -150,20 +150,36 @@ export const identityHandlers = {
     if (production && !issuer.startsWith('https://'))
       throw problems.badRequest('The issuer must be an https URL.', '/body/issuer');
     let row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
+    const clientId = String(op.body.clientId);
     const secret: string | undefined = op.body.clientSecret;
-    const storedSecret = row?.clientSecretEncrypted
-      ? op.service.cipher.decrypt(Buffer.from(row.clientSecretEncrypted), orgSecretBinding(organization.id))
-      : undefined;
+    // The stored secret goes on being sent only to the provider and client it was given for: kept across a
+    // change of issuer or client id, it would be sent to whatever token endpoint the new issuer names, and
+    // the "write-only" secret could be read out by pointing the issuer at a server of one's own.
+    const sameClient = row?.issuer === issuer && row.clientId === clientId;
+    const storedSecret =
+      sameClient && row?.clientSecretEncrypted
+        ? op.service.cipher.decrypt(Buffer.from(row.clientSecretEncrypted), orgSecretBinding(organization.id))
+        : undefined;
     if (!secret && !storedSecret)
-      throw problems.badRequest('A client secret is required.', '/body/clientSecret');
+      throw problems.badRequest(
+        row
+          ? 'A new issuer or client id needs its client secret: the stored one is kept only for the same client.'
+          : 'A client secret is required.',
+        '/body/clientSecret',
+      );
     // Fetched through the address guard, so an issuer at an internal address is refused before anything
     // is stored (src/identity/org-provider-fetch.ts).
     const broken = await checkIssuer(issuer, op.service.config);
     if (broken) throw problems.badRequest(broken, '/body/issuer');
+    // The identities a provider issued are its own: a new issuer could name the same subjects (`alice`)
+    // and sign in as the people the old one signed in, with whatever else their accounts hold. They end
+    // with the issuer; the people keep their accounts and any other sign-in method.
+    const identitiesEnded =
+      row && row.issuer !== issuer ? await endProviderIdentities(op, organization.id) : 0;
     const fields = {
       kind: 'oidc' as const,
       issuer,
-      clientId: String(op.body.clientId),
+      clientId,
       clientSecretEncrypted: op.service.cipher.encrypt(
         secret ?? storedSecret!,
         orgSecretBinding(organization.id),
@@ -179,6 +195,7 @@ export const identityHandlers = {
       clientId: fields.clientId,
       enrollRole: fields.enrollRole,
       required: fields.required,
+      ...(identitiesEnded > 0 ? { identitiesEnded } : {}),
     });
     await op.em.flush();
     return { status: 200, body: serializeProvider(row, op.service.config.baseUrl) };
@@ -193,13 +210,20 @@ export const identityHandlers = {
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (row) {
+      // Its identities end with it: a provider set later, at another issuer, must not inherit them.
+      const identitiesEnded = await endProviderIdentities(op, organization.id);
       op.em.remove(row);
-      op.audit('identity_provider.remove', 'organization_identity_provider', row.id);
+      op.audit('identity_provider.remove', 'organization_identity_provider', row.id, { identitiesEnded });
       await op.em.flush();
     }
     return { status: 204 };
   },
 } satisfies Partial<Handlers>;
+
+/** Removes the identities the organization's provider issued; returns how many there were. */
+function endProviderIdentities(op: OperationContext, organizationId: string): Promise<number> {
+  return op.em.nativeDelete(Identity, { provider: orgProviderKey(organizationId) });
+}
 
 // Identities are stored with the provider that made them: a built-in one by its id, an organization's as
 // `org:<organization id>`; the wire names the latter `organization` (and its handle apart).
