@@ -223,6 +223,19 @@ describe('organization domains, provider and enrollment', () => {
       await sql(service, `select 1 from identities where provider = 'github' and subject = '777002'`),
     ).toHaveLength(1);
 
+    // Nor is removing the organization's identity, which would leave the GitHub one as the way in.
+    const [orgIdentity] = (await sql(service, 'select id from identities where subject = $1', [dan])) as {
+      id: string;
+    }[];
+    const page = await (await jar.fetch(`${service.url}/settings/identities`)).text();
+    const action = `/settings/identities/${orgIdentity!.id}/unlink`;
+    const unlink = await postForm(jar, `${service.url}${action}`, {
+      csrf: csrfOf(page.slice(page.indexOf(`action="${action}"`))),
+    });
+    expect(unlink.status).toBe(409);
+    expect(await unlink.text()).toContain('requires signing in through its provider');
+    expect(await sql(service, 'select 1 from identities where id = $1', [orgIdentity!.id])).toHaveLength(1);
+
     // In another browser, that GitHub account is not a way around the organization's provider.
     const elsewhere = new CookieJar();
     const again = await elsewhere.fetch(`${service.url}/signin/github`);

@@ -3,6 +3,7 @@ import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import {
   Identity,
   type IOrganizationDomain,
+  Membership,
   Organization,
   OrganizationDomain,
   OrganizationSignInProvider,
@@ -52,6 +53,25 @@ export const identityHandlers = {
   },
 
   async unlinkIdentity(op) {
+    // An organization that requires its provider holds its members to it: removing the identity it issued
+    // would leave a personal provider they linked as their way in, around the requirement.
+    const identity = await op.em.findOne(Identity, { id: op.params.identity!, user: op.caller.userId });
+    const organizationId = identity?.provider.startsWith('org:')
+      ? identity.provider.slice('org:'.length)
+      : undefined;
+    if (
+      organizationId &&
+      (await op.em.count(OrganizationSignInProvider, {
+        organization: organizationId,
+        required: true,
+        enabled: true,
+      })) &&
+      (await op.em.count(Membership, { organization: organizationId, user: op.caller.userId }))
+    ) {
+      throw problems.conflict(
+        'Your organization requires signing in through its provider: this sign-in method stays while you are a member.',
+      );
+    }
     const outcome = await unlinkIdentity(op.em, op.caller.userId, op.params.identity!);
     if (outcome === 'not_found') throw problems.notFound('You have no such sign-in method.');
     if (outcome === 'last') throw problems.conflict('Your last sign-in method cannot be removed.');
