@@ -359,4 +359,24 @@ describe("an organization's provider vouches only for its own domains", () => {
     const members = await sdk.listMembers({ client: boss.client, path: { org: victimOrg } });
     expect(members.data!.items.map((m: { user: string }) => m.user)).toEqual([boss.handle]);
   });
+
+  it('stops vouching for e-mails at a domain the organization removes', async () => {
+    // A second domain of this organization, verified, and a person its provider vouched for there.
+    const second = `second-${randomBytes(3).toString('hex')}.${domain}`;
+    const added = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain: second } });
+    expect(added.response.status).toBe(201);
+    dns.records.set(added.data!.txtRecord.name, added.data!.txtRecord.value);
+    expect(
+      (await sdk.verifyDomain({ client: admin.client, path: { org, domain: second } })).response.status,
+    ).toBe(200);
+    const erin = `erin-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(erin, { email: `${erin}@${second}`, email_verified: true });
+    expect((await orgSignIn(`${erin}@${second}`, erin)).status).toBe(303);
+    const verified = () => sql(service, 'select email_verified from identities where subject = $1', [erin]);
+    expect(await verified()).toEqual([{ email_verified: true }]);
+    // The domain goes (it lapses, or passes to someone else): the provider's word about it no longer counts.
+    const removed = await sdk.removeDomain({ client: admin.client, path: { org, domain: second } });
+    expect(removed.response.status).toBe(204);
+    expect(await verified()).toEqual([{ email_verified: false }]);
+  });
 });

@@ -126,7 +126,19 @@ export const identityHandlers = {
   async removeDomain(op) {
     const row = await findDomain(op);
     op.em.remove(row);
-    op.audit('domain.remove', 'organization_domain', row.id, { domain: row.domain });
+    // What the organization's provider vouched for at this domain was trusted because the organization held
+    // it; without the domain, those e-mails are no longer verified (they opened invitations of whoever
+    // verifies the domain next).
+    const { affectedRows: unverified } = await op.sql<{ affectedRows: number }>(
+      `update identities set email_verified = false
+        where provider = ? and email_verified and lower(split_part(email, '@', 2)) = ?`,
+      [orgProviderKey(row.organization.id), row.domain],
+      'run',
+    );
+    op.audit('domain.remove', 'organization_domain', row.id, {
+      domain: row.domain,
+      unverifiedEmails: unverified,
+    });
     await op.em.flush();
     return { status: 204 };
   },
