@@ -261,6 +261,14 @@ describe('organization domains, provider and enrollment', () => {
 describe('changing the organization provider', () => {
   const setProvider = (body: Record<string, unknown>) =>
     sdk.setIdentityProvider({ client: admin.client, path: { org }, body: body as never });
+  /** The organization's provider set to `upstream`, with its own secret, enrolling members. */
+  const useProvider = (upstream: { issuer: string; clientId: string; clientSecret: string }) =>
+    setProvider({
+      issuer: upstream.issuer,
+      clientId: upstream.clientId,
+      clientSecret: upstream.clientSecret,
+      enrollRole: 'member',
+    });
 
   it('does not send the stored secret to a new issuer or client id: they need their own', async () => {
     const other = await startOidcUpstream([`${service.url}/signin/callback/org`]);
@@ -293,13 +301,7 @@ describe('changing the organization provider', () => {
     }[];
     const other = await startOidcUpstream([`${service.url}/signin/callback/org`]);
     try {
-      const changed = await setProvider({
-        issuer: other.issuer,
-        clientId: other.clientId,
-        clientSecret: other.clientSecret,
-        enrollRole: 'member',
-      });
-      expect(changed.response.status).toBe(200);
+      expect((await useProvider(other)).response.status).toBe(200);
       // The new provider says `alice` too, for an address of its choosing at the domain.
       other.accounts.set(alice, { email: `someone-else@${domain}`, email_verified: true });
       const second = await orgSignIn(`someone-else@${domain}`, alice);
@@ -309,13 +311,7 @@ describe('changing the organization provider', () => {
       }[];
       expect(users.map((u) => u.user_id)).not.toContain(aliceUser!.user_id);
     } finally {
-      const back = await setProvider({
-        issuer: idp.issuer,
-        clientId: idp.clientId,
-        clientSecret: idp.clientSecret,
-        enrollRole: 'member',
-      });
-      expect(back.response.status).toBe(200);
+      expect((await useProvider(idp)).response.status).toBe(200);
       await other.close();
     }
   });
