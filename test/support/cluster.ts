@@ -128,8 +128,11 @@ export async function startBalancer(port: number, backends: Instance[]): Promise
           return;
         }
         const headers = { ...req.headers, 'x-forwarded-for': req.headers['x-forwarded-for'] ?? '127.0.0.1' };
+        // A connection of its own per request (no keep-alive pool): a killed backend then refuses the next
+        // request, which goes to the other one, where a pooled socket to it would reset a request it never
+        // received and count it as lost with the ones that were in flight.
         const upstream = request(
-          { host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers },
+          { host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers, agent: false },
           (answer) => {
             res.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'x-test-served-by': backend.name });
             answer.pipe(res);
