@@ -97,6 +97,11 @@ describe('organization domains, provider and enrollment', () => {
     // And someone outside the organization does not even see its domains.
     const member = await sdk.listDomains({ client: rival.client, path: { org } });
     expect(member.response.status).toBe(404);
+    // A verified domain whose organization has no provider yet: the sign-in page says that, not that no
+    // organization has the domain.
+    const early = await orgSignIn(`someone@${domain}`, 'someone');
+    expect(early.status).toBe(404);
+    expect(early.text).toContain('has no sign-in of its own set up at the moment');
   });
 
   it('configures the organization provider: discovery checked, secret encrypted and never returned', async () => {

@@ -180,9 +180,17 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     const domain = await ctx.orm.em
       .fork()
       .findOne(OrganizationDomain, { domain: domainOf(email), verifiedAt: { $ne: null } });
-    const leg = domain ? await orgLeg(domain.organization.id) : undefined;
-    if (!domain || !leg)
-      return fail(res, 404, 'No organization here signs in people with that e-mail domain.', next);
+    if (!domain) return fail(res, 404, 'No organization here signs in people with that e-mail domain.', next);
+    // The domain is an organization's, but it has no provider (removed, or not set up yet): say so, rather
+    // than that no organization has the domain, so the person knows to sign in another way or ask an admin.
+    const leg = await orgLeg(domain.organization.id);
+    if (!leg)
+      return fail(
+        res,
+        404,
+        'The organization of that e-mail domain has no sign-in of its own set up at the moment: sign in another way, or ask one of its admins.',
+        next,
+      );
     await begin(req, res, 'org', leg, { organizationId: domain.organization.id });
   });
 
