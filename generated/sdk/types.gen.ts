@@ -473,7 +473,7 @@ export type IdentityList = {
 };
 
 /**
- * A lowercase domain name such as example.com.
+ * A lowercase domain name such as example.com; an internationalised one in its ASCII (punycode) form, such as xn--bcher-kva.example or xn--80ak6aa92e.xn--p1ai.
  */
 export type DomainName = string;
 

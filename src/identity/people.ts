@@ -2,7 +2,9 @@
 // second provider is linked only from a signed-in session, never because the e-mails match; an
 // organization's provider enrolls people at its verified domains; an organization can require its
 // provider for its domains.
+
 import { randomBytes } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -29,7 +31,10 @@ export const orgProviderKey = (organizationId: string) => `org:${organizationId}
 export const orgSecretBinding = (organizationId: string) => `org-idp-secret:${organizationId}`;
 
 export function domainOf(email: string): string {
-  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+  // Domains are verified in their ASCII (punycode) form: an address a provider or a person writes in
+  // Unicode (bücher.example) names the same domain as xn--bcher-kva.example.
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+  return domainToASCII(domain) || domain;
 }
 
 /** The e-mails a provider vouched for when this user signed in (lowercase): the only ones we trust. */

@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 // The voice and glossary editors and the list pages over plain HTTP (a cookie jar, no browser): what a
 // form that fails says, what a stale form is told, and lists longer than one page of the API.
 // pages.test.ts walks the same pages in chromium.
@@ -278,6 +279,22 @@ describe('forms that take codes written in another case', () => {
     });
     expect(added.status).toBe(201);
     expect(await added.text()).toContain('cases-example.com');
+    // Internationalised domains, written in Unicode, are claimed in their ASCII (punycode) form, a
+    // punycode top-level domain included.
+    for (const unicode of [`bücher-${owner}.example`, `пример-${owner}.рф`]) {
+      const idn = await postForm(jar, `${service.url}${action}`, {
+        csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
+        domain: unicode,
+      });
+      expect(idn.status, unicode).toBe(201);
+      expect(await idn.text()).toContain(domainToASCII(unicode));
+    }
+    // "Sign in with your organization" reads a Unicode address too (no organization has this one).
+    const signIn = await fetch(
+      `${service.url}/signin/org?email=${encodeURIComponent(`a@bücher-x-${owner}.example`)}`,
+    );
+    expect(signIn.status).toBe(404);
+    expect(await signIn.text()).toContain('No organization here signs in people with that e-mail domain.');
   });
 });
 

@@ -7,6 +7,7 @@ import { Migration20261123080000_list_indexes } from './Migration20261123080000_
 import { Migration20261125000000_credential_epoch } from './Migration20261125000000_credential_epoch.ts';
 import { Migration20261126000000_refresh_successor } from './Migration20261126000000_refresh_successor.ts';
 import { Migration20261127000000_epoch_never_repeats } from './Migration20261127000000_epoch_never_repeats.ts';
+import { Migration20261127100000_idn_domains } from './Migration20261127100000_idn_domains.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   { name: 'Migration20261125000000_credential_epoch', class: Migration20261125000000_credential_epoch },
   { name: 'Migration20261126000000_refresh_successor', class: Migration20261126000000_refresh_successor },
   { name: 'Migration20261127000000_epoch_never_repeats', class: Migration20261127000000_epoch_never_repeats },
+  { name: 'Migration20261127100000_idn_domains', class: Migration20261127100000_idn_domains },
 ];

@@ -3,6 +3,7 @@
 // provider (the client secret is write-only: the page says whether one is stored, never what it is).
 // Every action is an operation of the pipeline (listDomains, addDomain, verifyDomain, removeDomain,
 // getIdentityProvider, setIdentityProvider, removeIdentityProvider); members get the explanation only.
+import { domainToASCII } from 'node:url';
 import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
@@ -113,7 +114,9 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
     ...kit.action(async (req, res, pc) => {
       const org = String(req.params.org);
       // Domain names are case-insensitive; the API takes them in lower case, as DNS answers show them.
-      const values = { domain: text(req.body, 'domain').trim().toLowerCase() };
+      const typed = text(req.body, 'domain').trim().toLowerCase();
+      // Written in Unicode (bücher.example), sent in the ASCII form the API takes (xn--bcher-kva.example).
+      const values = { domain: domainToASCII(typed) || typed };
       const r = await pc.call('addDomain', { params: { org }, body: values });
       if (isOk(r)) {
         // Shown on the page answering this POST, not after a redirect: the value is in this answer only.

@@ -175,7 +175,10 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
   router.get('/signin/org', async (req, res) => {
     res.set('Cache-Control', 'no-store');
     const next = safeNext(req.query.next, baseUrl);
-    const email = typeof req.query.email === 'string' ? req.query.email.trim().toLowerCase() : '';
+    const typed = typeof req.query.email === 'string' ? req.query.email.trim().toLowerCase() : '';
+    // The domain in its ASCII form, as domains are verified (a@bücher.example is a@xn--bcher-kva.example).
+    const at = typed.lastIndexOf('@');
+    const email = at > 0 ? `${typed.slice(0, at)}@${domainOf(typed)}` : typed;
     if (!EMAIL.test(email)) return fail(res, 400, 'Enter your work e-mail address.', next);
     const domain = await ctx.orm.em
       .fork()
