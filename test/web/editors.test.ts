@@ -290,11 +290,11 @@ describe('forms that take codes written in another case', () => {
       expect(await idn.text()).toContain(domainToASCII(unicode));
     }
     // "Sign in with your organization" reads a Unicode address too (no organization has this one).
-    const signIn = await fetch(
-      `${service.url}/signin/org?email=${encodeURIComponent(`a@bücher-x-${owner}.example`)}`,
-    );
-    expect(signIn.status).toBe(404);
-    expect(await signIn.text()).toContain('No organization here signs in people with that e-mail domain.');
+    for (const address of [`a@bücher-x-${owner}.example`, `a@пример-x-${owner}.рф`]) {
+      const signIn = await fetch(`${service.url}/signin/org?email=${encodeURIComponent(address)}`);
+      expect(signIn.status, address).toBe(404);
+      expect(await signIn.text()).toContain('No organization here signs in people with that e-mail domain.');
+    }
   });
 });
 

@@ -34,7 +34,8 @@ export const DEFAULT_NEXT = '/dashboard';
 export const SIGNOUT_CSRF_PURPOSE = 'signout';
 const SESSIONS_CSRF = 'sessions';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.[a-z]{2,}$/i;
+/** An e-mail address whose domain is in its ASCII form (a punycode top-level domain such as xn--p1ai too). */
+const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.(?:[a-z]{2,}|xn--[a-z0-9-]+)$/i;
 
 /** Where a sign-in may return to: our pages, an OAuth sign-in step, an invitation. */
 const NEXT_PREFIXES = [
