@@ -3,6 +3,7 @@
 // are configurable (DNS_SERVERS) so a test, or a split-horizon setup, can point at its own.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
+import { domainToASCII } from 'node:url';
 import { onFirstUse } from '../lib/on-first-use.ts';
 
 /** The record goes under this label, so it does not crowd the domain's own TXT records. */
@@ -14,6 +15,16 @@ const TXT_PREFIX = 'l10n-verification=';
 const tldts = onFirstUse<typeof import('tldts')>('tldts');
 const freeEmailDomains = onFirstUse<typeof import('free-email-domains-list')>('free-email-domains-list');
 const isFreeEmailDomain = (domain: string): boolean => freeEmailDomains().DOMAINS.has(domain);
+
+/**
+ * A domain in lower case and its ASCII (punycode) form, the form domains are claimed and verified in:
+ * bücher.example is xn--bcher-kva.example. Text that is no domain name stays as it is (lowered), for the
+ * checks after it to refuse.
+ */
+export function asciiDomain(domain: string): string {
+  const lowered = domain.toLowerCase();
+  return domainToASCII(lowered) || lowered;
+}
 
 /** Why this domain cannot be claimed, or undefined when it can. */
 export function domainRefusal(domain: string): string | undefined {

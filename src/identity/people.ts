@@ -4,7 +4,6 @@
 // provider for its domains.
 
 import { randomBytes } from 'node:crypto';
-import { domainToASCII } from 'node:url';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -18,6 +17,7 @@ import {
 import type { Orm } from '../db/orm.ts';
 import { type AuditRecord, recordAudit } from '../domain/audit.ts';
 import { createUserWithAccount, personalAccount } from '../domain/users.ts';
+import { asciiDomain } from './domains.ts';
 import type { Profile } from './providers.ts';
 
 export type SignInOutcome = { userId: string; created: boolean } | { refused: string };
@@ -27,14 +27,17 @@ const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 /** `org:<id>` names an organization's own provider. */
 export const orgProviderKey = (organizationId: string) => `org:${organizationId}`;
 
+/** The organization whose own provider `provider` names (orgProviderKey), or undefined for any other. */
+export const organizationOfProvider = (provider: string): string | undefined =>
+  provider.startsWith('org:') ? provider.slice('org:'.length) : undefined;
+
 /** Associated data of an organization's encrypted provider secret: it decrypts only for its organization. */
 export const orgSecretBinding = (organizationId: string) => `org-idp-secret:${organizationId}`;
 
 export function domainOf(email: string): string {
   // Domains are verified in their ASCII (punycode) form: an address a provider or a person writes in
   // Unicode (bücher.example) names the same domain as xn--bcher-kva.example.
-  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  return domainToASCII(domain) || domain;
+  return asciiDomain(email.slice(email.lastIndexOf('@') + 1));
 }
 
 /** The e-mails a provider vouched for when this user signed in (lowercase): the only ones we trust. */
@@ -123,9 +126,10 @@ export async function signInWithProfile(
  * (else it would open invitations sent to that address).
  */
 async function withTrustedEmail(em: EntityManager, profile: Profile): Promise<Profile> {
-  if (!profile.provider.startsWith('org:') || !profile.verifiedEmail) return profile;
+  const organizationId = organizationOfProvider(profile.provider);
+  if (!organizationId || !profile.verifiedEmail) return profile;
   const own = await em.findOne(OrganizationDomain, {
-    organization: profile.provider.slice('org:'.length),
+    organization: organizationId,
     domain: domainOf(profile.verifiedEmail),
     verifiedAt: { $ne: null },
   });
@@ -182,8 +186,8 @@ async function enroll(
   userId: string,
   meta: AuditRecord['meta'] = {},
 ): Promise<void> {
-  if (!profile.provider.startsWith('org:') || !profile.verifiedEmail) return;
-  const organizationId = profile.provider.slice('org:'.length);
+  const organizationId = organizationOfProvider(profile.provider);
+  if (!organizationId || !profile.verifiedEmail) return;
   const provider = await em.findOne(OrganizationSignInProvider, { organization: organizationId });
   if (!provider?.enrollRole) return;
   const domain = await em.findOne(OrganizationDomain, {

@@ -128,6 +128,9 @@ function errorFor(fields: FieldErrors | undefined, name: string): string | undef
 
 export const isOk = (r: OperationResponse) => r.status >= 200 && r.status < 300;
 
+/** A list's position as a "Next" link carried it; anything else (absent, empty, repeated) is its start. */
+export const isCursor = (cursor: unknown): cursor is string => typeof cursor === 'string' && cursor !== '';
+
 /**
  * One page of a list operation (100 items, in the API's order) starting at `cursor`, the `nextCursor` of
  * the page before as a "More" link carried it (anything but a string is the first page); `next` is the
@@ -143,7 +146,7 @@ export async function listPage<T>(
   const query: Record<string, unknown> = {
     ...input.query,
     limit: 100,
-    ...(typeof cursor === 'string' && cursor !== '' ? { cursor } : {}),
+    ...(isCursor(cursor) ? { cursor } : {}),
   };
   const r = await call(operationId, { ...input, query });
   if (!isOk(r)) return { failed: r };

@@ -10,12 +10,17 @@ import {
   type OrgRole,
 } from '../../db/entities/index.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
-import { orgProviderKey, orgSecretBinding, unlinkIdentity } from '../../identity/people.ts';
+import {
+  organizationOfProvider,
+  orgProviderKey,
+  orgSecretBinding,
+  unlinkIdentity,
+} from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
-import { findOrganization, findOrganizationId } from './organizations.ts';
+import { findOrganization, findOrganizationId, takeOrganizationTurn } from './organizations.ts';
 import { callersAccount } from './user.ts';
 
 // Sign-in methods of the caller, and an organization's domains and identity provider (src/identity).
@@ -32,7 +37,7 @@ function serializeDomain(row: IOrganizationDomain): Schemas.Domain {
 export const identityHandlers = {
   async listIdentities(op) {
     const rows = await op.em.find(Identity, { user: op.caller.userId }, { orderBy: { createdAt: 'asc' } });
-    const orgIds = rows.filter((r) => r.provider.startsWith('org:')).map((r) => r.provider.slice(4));
+    const orgIds = rows.flatMap((r) => organizationOfProvider(r.provider) ?? []);
     const organizations = orgIds.length
       ? await op.em.find(Organization, { id: { $in: orgIds } }, { populate: ['account'] })
       : [];
@@ -43,7 +48,7 @@ export const identityHandlers = {
         items: rows.map((r) => ({
           id: r.id,
           provider: wireProvider(r.provider),
-          organization: r.provider.startsWith('org:') ? (handleOf.get(r.provider.slice(4)) ?? null) : null,
+          organization: handleOf.get(organizationOfProvider(r.provider) ?? '') ?? null,
           email: r.email ?? null,
           emailVerified: r.emailVerified,
           createdAt: r.createdAt.toISOString(),
@@ -56,9 +61,7 @@ export const identityHandlers = {
     // An organization that requires its provider holds its members to it: removing the identity it issued
     // would leave a personal provider they linked as their way in, around the requirement.
     const identity = await op.em.findOne(Identity, { id: op.params.identity!, user: op.caller.userId });
-    const organizationId = identity?.provider.startsWith('org:')
-      ? identity.provider.slice('org:'.length)
-      : undefined;
+    const organizationId = identity && organizationOfProvider(identity.provider);
     if (
       organizationId &&
       (await op.em.count(OrganizationSignInProvider, {
@@ -104,7 +107,7 @@ export const identityHandlers = {
     const challenge = newChallenge(domain);
     // The organization's domains take their turn: a second request for the same domain waits, finds it and
     // issues a new challenge, as it would arriving later, rather than running into the unique key (409).
-    await op.sql('select 1 from organizations where id = ? for no key update', [organization.id]);
+    await takeOrganizationTurn(op, organization.id);
     let row = await op.em.findOne(OrganizationDomain, { organization: organization.id, domain });
     if (row) row.verificationTokenHash = challenge.hash;
     else
@@ -263,7 +266,7 @@ const BUILT_IN_PROVIDERS = ['github', 'google', 'oidc'] as const;
 function wireProvider(stored: string): Schemas.Identity['provider'] {
   const builtIn = BUILT_IN_PROVIDERS.find((id) => id === stored);
   if (builtIn) return builtIn;
-  if (stored.startsWith('org:')) return 'organization';
+  if (organizationOfProvider(stored)) return 'organization';
   throw new Error(`identity stored with an unknown provider "${stored}"`);
 }
 

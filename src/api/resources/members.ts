@@ -11,7 +11,7 @@ import {
 import { keysetPages, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement } from '../pipeline.ts';
 import { problems } from '../problem.ts';
-import { findOrganization, noOrganization } from './organizations.ts';
+import { findOrganization, noOrganization, takeOrganizationTurn } from './organizations.ts';
 
 interface MemberRow {
   id: string;
@@ -177,8 +177,7 @@ export const memberHandlers = {
     );
     // Membership changes take their turn per organization first, as the pipeline has the others do
     // (holdMembership): leaving while an admin demotes you is then no deadlock.
-    if (organization)
-      await op.sql('select 1 from organizations where id = ? for no key update', [organization.id]);
+    if (organization) await takeOrganizationTurn(op, organization.id);
     const [row] = organization
       ? await findMemberRows(op.sql, organization, { userId: op.caller.userId }, true)
       : [];

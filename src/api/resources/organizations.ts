@@ -67,6 +67,15 @@ const organizationOfAccount = prepared('select id from organizations where accou
  * The id of the organization behind the operation's target account, for reads that need nothing else of
  * it: one prepared statement, no entity. A personal account is no organization: 404, as findOrganization.
  */
+/**
+ * The organization's changes that must not overlap (its memberships, its domains) take their turn: its row
+ * locked until the transaction ends, in a mode that leaves inserts referencing it (an invitation, a
+ * membership) free to take their key-share lock. The pipeline's holdMembership does the same by account.
+ */
+export async function takeOrganizationTurn(op: OperationContext, organizationId: string): Promise<void> {
+  await op.sql('select 1 from organizations where id = ? for no key update', [organizationId]);
+}
+
 export async function findOrganizationId(op: OperationContext): Promise<string> {
   const target = op.target!;
   const [row] =

@@ -3,9 +3,9 @@
 // provider (the client secret is write-only: the page says whether one is stored, never what it is).
 // Every action is an operation of the pipeline (listDomains, addDomain, verifyDomain, removeDomain,
 // getIdentityProvider, setIdentityProvider, removeIdentityProvider); members get the explanation only.
-import { domainToASCII } from 'node:url';
 import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
+import { asciiDomain } from '../../identity/domains.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
 
 interface Organization {
@@ -114,9 +114,8 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
     ...kit.action(async (req, res, pc) => {
       const org = String(req.params.org);
       // Domain names are case-insensitive; the API takes them in lower case, as DNS answers show them.
-      const typed = text(req.body, 'domain').trim().toLowerCase();
-      // Written in Unicode (bücher.example), sent in the ASCII form the API takes (xn--bcher-kva.example).
-      const values = { domain: domainToASCII(typed) || typed };
+      // Written in Unicode (bücher.example) or in capitals, sent in the form the API takes.
+      const values = { domain: asciiDomain(text(req.body, 'domain').trim()) };
       const r = await pc.call('addDomain', { params: { org }, body: values });
       if (isOk(r)) {
         // Shown on the page answering this POST, not after a redirect: the value is in this answer only.

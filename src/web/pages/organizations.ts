@@ -4,7 +4,7 @@ import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
-import { formErrors, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
+import { formErrors, isCursor, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
 
 interface Organization {
   handle: string;
@@ -100,7 +100,6 @@ export function organizationPages(
     );
   }
 
-  const isCursor = (cursor: unknown): cursor is string => typeof cursor === 'string' && cursor !== '';
   /** The organization's page with the other list's position, where one list's pager links start. */
   const pageBase = (handle: string, otherParam: string, otherCursor: unknown) =>
     isCursor(otherCursor)
