@@ -3,6 +3,10 @@
 // text (30 kB of guidelines, a glossary of long translations) took seconds of the one event loop, during
 // which the instance answered nothing else. A page gets a budget; a change that does not fit it is shown
 // whole (the old text removed, the new one added), which says what changed without where in the text.
+// Whitespace runs are tokens of their own (`diffWordsWithSpace`): each column of a page shows one side of
+// the diff, so the unchanged and removed parts must spell the old text exactly, and the unchanged and added
+// parts the new one. Plain `diffWords` ignores whitespace and hands a shared space to an insertion, so the
+// old column of "Friendly and" → "Friendly, warm and" read "Friendlyand".
 import type { ChangeObject } from 'diff';
 import { onFirstUse } from '../lib/on-first-use.ts';
 
@@ -27,7 +31,7 @@ export function boundedWordDiff(): (before: string, after: string) => DiffPart[]
     const left = deadline - Date.now();
     const parts =
       left > 0
-        ? diff().diffWords(before, after, {
+        ? diff().diffWordsWithSpace(before, after, {
             timeout: Math.min(left, ONE_DIFF_MS),
             maxEditLength: MAX_WORD_EDITS,
           })
