@@ -427,8 +427,10 @@ describe('the diff pages', () => {
     const page = await jar.fetch(`${service.url}/accounts/${owner.handle}/voice/diff?from=1&to=2`);
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain(`<del>${words('a')}</del>`);
-    expect(html).toContain(`<ins>${words('b')}</ins>`);
+    // Marked for screen readers too: struck-through and underlined text reads like any other.
+    const hidden = (text: string) => `<span class="visually-hidden">${text}</span>`;
+    expect(html).toContain(`<del>${hidden('[removed: ')}${words('a')}${hidden(']')}</del>`);
+    expect(html).toContain(`<ins>${hidden('[added: ')}${words('b')}${hidden(']')}</ins>`);
   });
 });
 
