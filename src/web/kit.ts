@@ -118,6 +118,19 @@ export function formErrors(response: OperationResponse): { fields: FieldErrors; 
   return { fields, form };
 }
 
+/**
+ * A form sent back with what is wrong with it: the browser puts the focus on the first problem as the page
+ * loads (the first field marked invalid, whose label and message a screen reader then reads, or the form's
+ * own error box), so that nobody has to hunt for what failed, and the page scrolls to it on a long page.
+ * field.eta and form-errors.eta are what mark problems, so their markers are what this looks for.
+ */
+function focusFirstError(html: string): string {
+  const marker = /<[a-z]+\b[^>]*?(?: aria-invalid="true"| data-form-error)/.exec(html);
+  if (!marker) return html;
+  const at = marker.index + marker[0].length;
+  return `${html.slice(0, at)} autofocus${html.slice(at)}`;
+}
+
 /** The message for a field, or for any part of it (targetLocales.1 belongs to targetLocales). */
 function errorFor(fields: FieldErrors | undefined, name: string): string | undefined {
   if (!fields) return undefined;
@@ -228,19 +241,21 @@ export function createKit(deps: WebDeps) {
   ) {
     // The Content-Security-Policy is the service-wide one helmet sets (src/lib/csp.ts).
     res.set('Cache-Control', 'no-store');
+    const code = status ?? res.statusCode;
+    const refusedForm = code >= 400 && view !== 'problem';
+    const html = eta.render(view, {
+      ...data,
+      title: refusedForm ? `Error: ${data.title}` : data.title,
+      errorFor,
+      stylesheet: STYLESHEET_URL,
+      user: pc?.userHandle,
+      csrf: pc?.csrf,
+      signoutCsrf: pc?.signoutCsrf,
+    });
     res
-      .status(status ?? res.statusCode)
+      .status(code)
       .type('html')
-      .send(
-        eta.render(view, {
-          ...data,
-          errorFor,
-          stylesheet: STYLESHEET_URL,
-          user: pc?.userHandle,
-          csrf: pc?.csrf,
-          signoutCsrf: pc?.signoutCsrf,
-        }),
-      );
+      .send(refusedForm ? focusFirstError(html) : html);
   }
 
   /**
