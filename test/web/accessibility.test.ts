@@ -1,6 +1,8 @@
 // What the pages do for people who use a keyboard or a screen reader, beyond what axe-core finds on every
 // page the tours visit (page-checks.ts): where the focus goes when a form comes back refused, what a
 // destructive button asks first, which language a translation is read in.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
@@ -11,6 +13,7 @@ import { DocumentTracker, devSignIn } from './page-checks.ts';
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const browser = useChromium();
 const tracker = new DocumentTracker();
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe.skipIf(!hasChromium)('a form sent back refused', () => {
   it('says so in the title and puts the focus on the first problem', { timeout: 60_000 }, async () => {
@@ -48,6 +51,70 @@ describe.skipIf(!hasChromium)('a form sent back refused', () => {
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('scopes-error');
     } finally {
       await context.close();
+    }
+  });
+});
+
+describe.skipIf(!hasChromium)('contrast', () => {
+  // axe-core checks text contrast on every page the tours visit, in the light scheme the browser starts
+  // in; the dark one is checked here. The edge of a form field is no text, and axe does not measure it:
+  // this test does, against the box the field sits on (WCAG's 3:1 for what one must see to use a page).
+  it('holds in the dark scheme too, and a form field has a visible edge in both', {
+    timeout: 90_000,
+  }, async () => {
+    const owner = uniqueHandle('a1c');
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { context, page } = await devSignIn(
+        browser,
+        service,
+        `${owner}${colorScheme[0]}`,
+        '/settings/tokens',
+        tracker,
+      );
+      try {
+        await page.emulateMedia({ colorScheme });
+        // A token, so that the list shows its "active" badge next to the form's fields and buttons.
+        await page.getByLabel('Name').fill('ci');
+        await page.getByRole('checkbox').first().check();
+        await page.getByRole('button', { name: 'Create token' }).click();
+        await page.goto(`${service.url}/settings/tokens`);
+        await page.evaluate(AXE_SOURCE);
+        const textContrast = await page.evaluate(async () => {
+          // biome-ignore lint/suspicious/noExplicitAny: axe is the global the evaluated source defines.
+          const result = await (globalThis as any).axe.run(document, { runOnly: ['color-contrast'] });
+          return (
+            result.violations as { nodes: { target: string[]; any: { message: string }[] }[] }[]
+          ).flatMap((v) => v.nodes.map((n) => `${n.target.join(' ')}: ${n.any[0]?.message}`));
+        });
+        expect(textContrast, colorScheme).toEqual([]);
+        const edges = await page.evaluate(() => {
+          const channel = (c: number) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+          const luminance = (color: string) => {
+            const [r, g, b] = color.match(/\d+(\.\d+)?/g)!.map((v) => channel(Number(v) / 255));
+            return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+          };
+          const backgroundOf = (element: Element | null): string => {
+            for (let at = element; at; at = at.parentElement) {
+              const color = getComputedStyle(at).backgroundColor;
+              if (!/rgba\(.*, 0\)$/.test(color) && color !== 'transparent') return color;
+            }
+            return 'rgb(255, 255, 255)';
+          };
+          return [...document.querySelectorAll('input[type=text], input[type=number], select, textarea')].map(
+            (field) => {
+              const [a, b] = [
+                luminance(getComputedStyle(field).borderTopColor),
+                luminance(backgroundOf(field.parentElement)),
+              ];
+              return { id: field.id, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+            },
+          );
+        });
+        expect(edges.length, colorScheme).toBeGreaterThan(0);
+        for (const edge of edges) expect(edge.ratio, `${colorScheme} ${edge.id}`).toBeGreaterThanOrEqual(3);
+      } finally {
+        await context.close();
+      }
     }
   });
 });
