@@ -49,7 +49,39 @@ const bool = (name: string) =>
 const matching = (name: string, pattern: RegExp, what: string) =>
   z.string().regex(pattern, { error: `${name} must be ${what}` });
 
-const postgresUrl = matching('DATABASE_URL', /^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL');
+/**
+ * The URL of a service we connect to (the database, Redis), read as its driver will read it: a password with
+ * a `#`, `/` or `%` that is not percent-encoded makes it no URL, and the error a driver throws then carries
+ * the whole URL, password included, into the start-up log. So it is checked here, and the message never
+ * repeats the value.
+ */
+const credentialUrl = (name: string, scheme: RegExp, what: string) =>
+  z.string().transform((raw, ctx) => {
+    if (!scheme.test(raw)) return fail(ctx, `${name} must be ${what}`);
+    const url = URL.parse(raw);
+    if (!url || !decodes(url.username) || !decodes(url.password))
+      return fail(
+        ctx,
+        `${name} must be ${what}, and its value is not one (not repeated here: it may hold a password); ` +
+          'percent-encode special characters in the user name and password, such as # as %23, / as %2F and % as %25',
+      );
+    return raw;
+  });
+
+function decodes(part: string): boolean {
+  try {
+    decodeURIComponent(part);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const postgresUrl = credentialUrl(
+  'DATABASE_URL',
+  /^postgres(ql)?:\/\//,
+  'a postgres:// or postgresql:// URL',
+);
 
 /** The service's public origin: a bare http(s) origin, since it is the OAuth issuer. */
 const baseUrl = z.string().transform((raw, ctx) => {
@@ -206,7 +238,7 @@ export const settingsSchema = z.object({
   HOST: optional(z.string()),
   BASE_URL: optional(baseUrl),
   DATABASE_URL: optional(postgresUrl),
-  REDIS_URL: optional(matching('REDIS_URL', /^rediss?:\/\//, 'a redis:// or rediss:// URL')),
+  REDIS_URL: optional(credentialUrl('REDIS_URL', /^rediss?:\/\//, 'a redis:// or rediss:// URL')),
   DATA_DIR: optional(z.string()),
   POLICY_DIR: optional(z.string()),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })),

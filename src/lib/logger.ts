@@ -22,6 +22,8 @@ const REDACT = [
   '*.refresh_token',
   '*.access_token',
   '*.code_verifier',
+  // What Node's URL parser could not read (ERR_INVALID_URL): a connection string with its password.
+  'err.input',
 ];
 
 /**

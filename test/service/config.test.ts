@@ -64,6 +64,28 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a connection URL the drivers cannot read, without repeating it (it may hold a password)', () => {
+    // A password with an unencoded # or / is no URL; with a bad escape, none a driver can decode.
+    for (const [name, value] of [
+      ['DATABASE_URL', 'postgresql://postgres:S3cr#tPW@127.0.0.1:5432/db'],
+      ['DATABASE_URL', 'postgres://app:a/b@db.example.com/l10n'],
+      ['DATABASE_URL', 'postgresql://app:%zzpw@db.example.com/l10n'],
+      ['REDIS_URL', 'redis://:S3cr#tPW@127.0.0.1:6379'],
+    ] as const) {
+      const found = problemsOf({ [name]: value });
+      expect(found, value).toEqual([expect.stringMatching(new RegExp(`^${name} must be .*percent-encode`))]);
+      expect(found.join(), value).not.toContain('S3cr');
+      expect(found.join(), value).not.toContain('zzpw');
+    }
+    // The same passwords percent-encoded are fine.
+    expect(
+      problemsOf({
+        DATABASE_URL: 'postgresql://postgres:S3cr%23tPW@127.0.0.1:5432/db',
+        REDIS_URL: 'redis://:S3cr%23tPW@127.0.0.1:6379',
+      }),
+    ).toEqual([]);
+  });
+
   it('validates the metrics, migration and tracing settings', () => {
     expect(
       problemsOf({

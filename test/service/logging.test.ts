@@ -142,3 +142,25 @@ describe('the request line', () => {
     expect((again.at(-1)!.req as Record<string, unknown>).token).toBe('[redacted]');
   });
 });
+
+describe('an error that quotes a URL', () => {
+  // Node's URL parser puts what it could not read in the error's `input`: a connection string, password
+  // and all, when one was set wrongly past the settings' check (or read from elsewhere).
+  it('is logged without it', () => {
+    const written: Record<string, unknown>[] = [];
+    const logger = createLogger(
+      { logLevel: 'info' },
+      { write: (line: string) => void written.push(JSON.parse(line)) },
+    );
+    let thrown: unknown;
+    try {
+      new URL('postgresql://postgres:S3cr#tPW@127.0.0.1:5432/db');
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as { input?: string }).input).toContain('S3cr');
+    logger.fatal({ err: thrown }, 'failed to start');
+    expect(JSON.stringify(written)).not.toContain('S3cr');
+    expect((written[0]!.err as Record<string, unknown>).input).toBe('[redacted]');
+  });
+});
