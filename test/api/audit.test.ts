@@ -210,6 +210,15 @@ describe('listAuditEvents', () => {
       /never edited/,
     );
     await expect(db.query('delete from audit_events')).rejects.toThrow(/never deleted/);
+    await expect(db.query('truncate audit_events')).rejects.toThrow(/never deleted/);
+    // Nor may an update forget who did it, or take an event out of its account's log, while the person
+    // and the account are still there.
+    await expect(
+      db.query('update audit_events set actor_user_id = null where actor_user_id = $1', [bob.userId]),
+    ).rejects.toThrow(/never edited/);
+    await expect(
+      db.query('update audit_events set account_id = null where account_id is not null'),
+    ).rejects.toThrow(/never edited/);
     const after = await db.query('select count(*)::int as n from audit_events');
     expect(after.rows[0].n).toBe(before.rows[0].n);
     // Deleting a person only forgets the reference: their events stay, with no actor.

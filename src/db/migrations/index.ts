@@ -8,6 +8,7 @@ import { Migration20261125000000_credential_epoch } from './Migration20261125000
 import { Migration20261126000000_refresh_successor } from './Migration20261126000000_refresh_successor.ts';
 import { Migration20261127000000_epoch_never_repeats } from './Migration20261127000000_epoch_never_repeats.ts';
 import { Migration20261127100000_idn_domains } from './Migration20261127100000_idn_domains.ts';
+import { Migration20261127120000_audit_append_only } from './Migration20261127120000_audit_append_only.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   { name: 'Migration20261126000000_refresh_successor', class: Migration20261126000000_refresh_successor },
   { name: 'Migration20261127000000_epoch_never_repeats', class: Migration20261127000000_epoch_never_repeats },
   { name: 'Migration20261127100000_idn_domains', class: Migration20261127100000_idn_domains },
+  { name: 'Migration20261127120000_audit_append_only', class: Migration20261127120000_audit_append_only },
 ];
