@@ -196,7 +196,7 @@ describe('the tokens page', () => {
       if (i > 1) continue;
       // The page the form leads to shows the secret once; opened again, it shows none and creates nothing.
       const shown = await (await jar.fetch(`${service.url}/settings/tokens/created`)).text();
-      expect(shown).toMatch(/<code class="secret" id="token-secret">l10n_/);
+      expect(shown).toMatch(/<input type="text" class="secret" id="token-secret" readonly [^>]*value="l10n_/);
       const again = await jar.fetch(`${service.url}/settings/tokens/created`);
       expect(again.status).toBe(303);
       expect(again.headers.get('location')).toMatch(/^\/settings\/tokens\?notice=/);
