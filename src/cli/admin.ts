@@ -1,12 +1,14 @@
 // Administration command for an install, run against DATABASE_URL: `npm run admin -- <command> [options]`.
 // It is how a production install gets its first user, organization and token (no development sign-in
 // there). Each command applies pending migrations first. Bad input: a message on stderr and exit code 2.
+// Each change records an audit event, as the same change through the service would (door `cli`).
 import { parseArgs } from 'node:util';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ALL_SCOPES, isScope, type Scope } from '../authz/scopes.ts';
 import { ConfigError, loadAdminConfig } from '../config/index.ts';
 import { Account, Identity, Membership, Organization, User } from '../db/entities/index.ts';
-import { type Orm, openDatabase } from '../db/orm.ts';
+import { connectDatabase, migrateDatabase, type Orm } from '../db/orm.ts';
+import { type AuditRecord, recordAudit } from '../domain/audit.ts';
 import { createOrganization } from '../domain/organizations.ts';
 import { issueAccountToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
 import { createUserWithAccount } from '../domain/users.ts';
@@ -17,7 +19,7 @@ const USAGE = `Usage: npm run admin -- <command> [options]
 
 Commands (each applies pending database migrations first; DATABASE_URL names the database):
   migrate
-      Apply pending migrations and exit.
+      Apply pending migrations, name them, and exit.
   create-user --handle <handle> --email <email> [--name <display name>] [--identity <provider>:<subject>]
       Create a user and their personal account. --identity links a way to sign in in the browser:
       github:<numeric GitHub user id>, google:<Google "sub">, or oidc:<subject at OIDC_ISSUER>.
@@ -32,6 +34,14 @@ class UsageError extends Error {}
 /** A display name's bound (openapi.yaml: displayName of users and organizations; the schema checks it too). */
 const DISPLAY_NAME_MAX_LENGTH = 100;
 const EMAIL = /^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$/;
+/** A way to sign in: a provider and the subject it names the person by (1 to 255 characters, as stored). */
+const IDENTITY = /^(github|google|oidc):\P{Cc}{1,255}$/u;
+
+/** Length in characters (code points), as the API's schema counts it: an emoji is one, not two. */
+const characters = (text: string) => [...text].length;
+
+/** What the command's audit events share: no request behind them, so no address or request id. */
+const CLI: Pick<AuditRecord, 'door' | 'meta'> = { door: 'cli', meta: {} };
 
 function handleOf(value: string | undefined, option: string): string {
   if (!value) throw new UsageError(`--${option} is required.`);
@@ -75,21 +85,28 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
   if (!['migrate', 'create-user', 'create-org', 'create-token'].includes(command))
     throw new UsageError(`Unknown command "${command}".`);
 
-  // Input is checked before the database is touched.
-  // A name is what the API would take: 1 to 100 characters (a token's: its own bound), no control characters.
+  // Input is checked before the database is touched. Every option is text as the API would take it: the
+  // API's rule for every string a client sends (no control characters but tab, line feed and carriage
+  // return), checked before any other so that no message repeats a value that would garble the terminal.
+  for (const [option, value] of Object.entries(values)) {
+    const [issue] = findTextIssues(value, '');
+    if (issue) throw new UsageError(`--${option} ${issue.message}.`);
+  }
+  // A name is what the API would take: 1 to 100 characters (a token's: its own bound).
   if (values.name !== undefined) {
     const max = command === 'create-token' ? TOKEN_LIMITS.nameMaxLength : DISPLAY_NAME_MAX_LENGTH;
-    const [issue] = findTextIssues(values.name, '');
-    if (issue) throw new UsageError(`--name ${issue.message}.`);
-    if (values.name.length === 0 || [...values.name].length > max)
+    if (values.name.length === 0 || characters(values.name) > max)
       throw new UsageError(`--name must be 1 to ${max} characters.`);
   }
   if (command === 'create-user') {
     handleOf(values.handle, 'handle');
     if (!values.email || !EMAIL.test(values.email))
       throw new UsageError('--email must be an e-mail address.');
-    if (values.identity && !/^(github|google|oidc):.{1,255}$/.test(values.identity))
-      throw new UsageError('--identity must be github:<id>, google:<sub> or oidc:<sub>.');
+    // A provider's subject is an identifier: no tab or line break either.
+    if (values.identity !== undefined && !IDENTITY.test(values.identity))
+      throw new UsageError(
+        '--identity must be github:<id>, google:<sub> or oidc:<sub>, the subject 1 to 255 characters without control characters.',
+      );
     // GitHub sign-in finds the user by the numeric account id; a login (github:octocat) would never match,
     // and that person's first sign-in would make a separate user.
     if (values.identity?.startsWith('github:') && !/^github:\d{1,20}$/.test(values.identity))
@@ -106,7 +123,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
   if (command === 'create-token') {
     handleOf(values.user, 'user');
     if (values.account) handleOf(values.account, 'account');
-    if (!values.name || values.name.length > TOKEN_LIMITS.nameMaxLength)
+    // Its length was checked above, with the other names.
+    if (values.name === undefined)
       throw new UsageError(`--name is required (1 to ${TOKEN_LIMITS.nameMaxLength} characters).`);
     // Given but empty (`--scopes "$SCOPES"` with the variable unset) is a mistake, never every scope.
     if (values.scopes !== undefined && values.scopes !== 'all') {
@@ -135,39 +153,82 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
   }
 
   const { databaseUrl } = loadAdminConfig(env);
-  const orm = await openDatabase(databaseUrl);
+  const orm = await connectDatabase(databaseUrl);
   try {
+    // Reported as `npm run migrate` does (every command migrates; `migrate` also says when there was nothing).
+    const applied = await migrateDatabase(orm);
+    if (applied.length > 0) out(`Applied: ${applied.join(', ')}`);
     if (command === 'migrate') {
-      out('Migrations are up to date.');
+      if (applied.length === 0) out('The schema is up to date.');
       return;
     }
     const em = orm.em.fork();
     try {
       if (command === 'create-user') {
-        const { user } = createUserWithAccount(em, {
+        const { user, account } = createUserWithAccount(em, {
           handle: values.handle!,
           displayName: values.name ?? values.handle!,
           email: values.email!.toLowerCase(),
         });
+        // In the new person's own log, with them as the actor: the command acts for them, and an event
+        // without an actor would read as one whose person was deleted.
+        recordAudit(
+          em,
+          { userId: user.id },
+          {
+            action: 'user.create',
+            resourceType: 'user',
+            resourceId: user.id,
+            account,
+            details: { handle: account.handle },
+            ...CLI,
+          },
+        );
         if (values.identity) {
           const at = values.identity.indexOf(':');
-          em.create(Identity, {
+          const identity = em.create(Identity, {
             user,
             provider: values.identity.slice(0, at),
             subject: values.identity.slice(at + 1),
             email: null,
             emailVerified: false,
           });
+          // As a signed-in person adding a way to sign in is recorded (src/identity/people.ts).
+          recordAudit(
+            em,
+            { userId: user.id },
+            {
+              action: 'identity.link',
+              resourceType: 'identity',
+              resourceId: identity.id,
+              account,
+              details: { provider: identity.provider },
+              ...CLI,
+            },
+          );
         }
         await em.flush();
         out(`Created user "${values.handle}" (${user.id}).`);
       } else if (command === 'create-org') {
         const { userId } = await userByHandle(orm, values.admin!);
         const creator = await em.findOneOrFail(User, userId);
-        createOrganization(em, creator, {
+        const { organization, account } = createOrganization(em, creator, {
           handle: values.handle!,
           displayName: values.name ?? values.handle!,
         });
+        // As POST /organizations records it, with the admin as the actor.
+        recordAudit(
+          em,
+          { userId },
+          {
+            action: 'organization.create',
+            resourceType: 'organization',
+            resourceId: organization.id,
+            account,
+            details: { handle: account.handle, visibility: account.visibility },
+            ...CLI,
+          },
+        );
         await em.flush();
         out(`Created organization "${values.handle}" with "${values.admin}" as its admin.`);
       } else {
@@ -183,13 +244,31 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
             throw new UsageError(`"${values.user}" is not an admin of an organization "${values.account}".`);
           account = target;
         }
-        const { secret } = issueAccountToken(em, {
+        const { row, secret } = issueAccountToken(em, {
           account,
           createdById: userId,
           name: values.name!,
           scopes,
           expiresAt: tokenExpiry(days),
         });
+        // As POST /accounts/{account}/tokens records it (never the secret), with the token's user as the actor.
+        recordAudit(
+          em,
+          { userId },
+          {
+            action: 'token.create',
+            resourceType: 'account_token',
+            resourceId: row.id,
+            account,
+            details: {
+              name: row.name,
+              scopes: row.scopes,
+              tokenPrefix: row.tokenPrefix,
+              expiresAt: row.expiresAt?.toISOString() ?? null,
+            },
+            ...CLI,
+          },
+        );
         await em.flush();
         out(`Created token "${values.name}" for "${account.handle}" (expires in ${days} days). Shown once:`);
         out(secret);
