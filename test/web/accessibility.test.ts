@@ -118,3 +118,31 @@ describe.skipIf(!hasChromium)('contrast', () => {
     }
   });
 });
+
+describe.skipIf(!hasChromium)('a glossary translation', () => {
+  it('is marked with its language, so a screen reader pronounces it as such', {
+    timeout: 60_000,
+  }, async () => {
+    const owner = uniqueHandle('a1l');
+    const { context, page } = await devSignIn(
+      browser,
+      service,
+      owner,
+      `/accounts/${owner}/glossary`,
+      tracker,
+    );
+    try {
+      await page.locator('#f-entry-term').fill('dashboard');
+      await page.locator('#f-entry-definition').fill('The main screen');
+      await page.locator('#f-entry-translations').fill('de = Übersicht\nfr = tableau de bord');
+      await page.getByRole('button', { name: 'Add entry' }).click();
+      await page.waitForURL(/notice=/);
+      const cell = page.locator('td[data-label="Translations"]');
+      expect(await cell.locator('[lang="de"]').textContent()).toBe('Übersicht');
+      expect(await cell.locator('[lang="fr"]').textContent()).toBe('tableau de bord');
+      expect(await cell.textContent()).toBe('de: Übersicht; fr: tableau de bord');
+    } finally {
+      await context.close();
+    }
+  });
+});
