@@ -310,9 +310,9 @@ export type AuditEvent = {
         clientId: string | null;
     };
     /**
-     * Through which door the change came.
+     * Through which door the change came (cli is the operator's admin command line).
      */
-    door: 'rest' | 'mcp' | 'web' | null;
+    door: 'rest' | 'mcp' | 'web' | 'cli' | null;
     /**
      * Client address (behind a proxy, as TRUST_PROXY allows).
      */

@@ -141,14 +141,14 @@ describe('npm run admin', { timeout: 120_000 }, () => {
     });
     expect(response.status).toBe(200);
     const { items } = (await response.json()) as {
-      items: { action: string; resourceId: string; actor: { user: string | null } }[];
+      items: { action: string; resourceId: string; actor: { user: string | null }; door: string | null }[];
     };
-    expect(items.map(({ action, resourceId, actor }) => ({ action, resourceId, actor: actor.user }))).toEqual(
-      [
-        { action: 'organization.create', resourceId: id.org_id, actor: 'alice' },
-        { action: 'token.create', resourceId: id.reader, actor: 'alice' },
-      ],
-    );
+    expect(
+      items.map(({ action, resourceId, actor, door }) => ({ action, resourceId, actor: actor.user, door })),
+    ).toEqual([
+      { action: 'organization.create', resourceId: id.org_id, actor: 'alice', door: 'cli' },
+      { action: 'token.create', resourceId: id.reader, actor: 'alice', door: 'cli' },
+    ]);
   });
 
   it('refuses control characters in every free-text option, naming the option, and stores nothing', async () => {

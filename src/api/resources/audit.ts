@@ -8,7 +8,7 @@ import { problems } from '../problem.ts';
 // them (the database refuses that too; see the audit migration). Who may read whose events is the
 // policy's audit:read: administrators for their organization, everyone for their own personal account.
 
-const DOORS: readonly unknown[] = ['rest', 'mcp', 'web'] satisfies Schemas.AuditEvent['door'][];
+const DOORS: readonly unknown[] = ['rest', 'mcp', 'web', 'cli'] satisfies Schemas.AuditEvent['door'][];
 const isDoor = (value: unknown): value is NonNullable<Schemas.AuditEvent['door']> => DOORS.includes(value);
 
 /** An event as the list reads it: a plain row, its time as ISO 8601 text and its actor as a handle. */
