@@ -2,7 +2,7 @@
 // before rolling out a new version (instances then start with MIGRATE_ON_START=false). Safe to run while
 // instances are starting: it takes the same advisory lock they do.
 import { loadMigrateConfig, loadOrExit } from './config/index.ts';
-import { connectDatabase, migrateDatabase } from './db/orm.ts';
+import { connectDatabase, migrateDatabase, migrationReport } from './db/orm.ts';
 import { createLogger } from './lib/logger.ts';
 
 const config = loadOrExit(() => loadMigrateConfig());
@@ -12,7 +12,7 @@ try {
   const orm = await connectDatabase(config.databaseUrl, logger);
   try {
     const applied = await migrateDatabase(orm, logger);
-    console.log(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.');
+    console.log(migrationReport(applied));
   } finally {
     await orm.close(true);
   }

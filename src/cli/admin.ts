@@ -7,7 +7,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ALL_SCOPES, isScope, type Scope } from '../authz/scopes.ts';
 import { ConfigError, loadAdminConfig } from '../config/index.ts';
 import { Account, Identity, Membership, Organization, User } from '../db/entities/index.ts';
-import { connectDatabase, migrateDatabase, type Orm } from '../db/orm.ts';
+import { connectDatabase, migrateDatabase, migrationReport, type Orm } from '../db/orm.ts';
 import { type AuditRecord, recordAudit } from '../domain/audit.ts';
 import { createOrganization } from '../domain/organizations.ts';
 import { issueAccountToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
@@ -155,13 +155,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
   const { databaseUrl } = loadAdminConfig(env);
   const orm = await connectDatabase(databaseUrl);
   try {
-    // Reported as `npm run migrate` does (every command migrates; `migrate` also says when there was nothing).
+    // Reported as `npm run migrate` reports it (every command migrates; `migrate` also says when nothing was to do).
     const applied = await migrateDatabase(orm);
-    if (applied.length > 0) out(`Applied: ${applied.join(', ')}`);
-    if (command === 'migrate') {
-      if (applied.length === 0) out('The schema is up to date.');
-      return;
-    }
+    if (applied.length > 0 || command === 'migrate') out(migrationReport(applied));
+    if (command === 'migrate') return;
     const em = orm.em.fork();
     try {
       if (command === 'create-user') {

@@ -221,6 +221,11 @@ const MIGRATION_LOCK = `select pg_advisory_xact_lock(hashtext('localization-serv
  * too, since two concurrent `create table if not exists` can still collide in PostgreSQL.
  * Returns the names of the migrations this call applied.
  */
+/** What a run of migrateDatabase did, said to an operator (`npm run migrate`, `npm run admin -- migrate`). */
+export function migrationReport(applied: string[]): string {
+  return applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.';
+}
+
 export async function migrateDatabase(orm: Orm, logger?: Logger): Promise<string[]> {
   const connection = orm.em.getConnection();
   // No statement bound: a migration may rewrite a big table, and the lock may be held by another instance's.
