@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 import type { RequestHandler } from 'express';
 import { type Logger, redactRequest, requestLineLogger } from './logger.ts';
 
@@ -73,7 +74,10 @@ export function accessLog(
             id: req.id,
             method: req.method,
             url: req.originalUrl,
-            query: req.query,
+            // As sent: express reads req.query from req.url, which a door may have rewritten on the way
+            // (the authorization request's scopes, src/oauth/normalize.ts). Parsed as express's own
+            // parser does, with node:querystring.
+            query: querystring.parse(queryOf(req.originalUrl)),
             headers: req.headers,
             remoteAddress: req.socket.remoteAddress,
             remotePort: req.socket.remotePort,
@@ -89,4 +93,10 @@ export function accessLog(
     res.once('close', done);
     next();
   };
+}
+
+/** The query string of a request target (what follows the first `?`), or nothing. */
+function queryOf(target: string): string {
+  const at = target.indexOf('?');
+  return at < 0 ? '' : target.slice(at + 1);
 }

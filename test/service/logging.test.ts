@@ -93,6 +93,29 @@ describe('logs', () => {
     expect(text).toContain('/invitations/answer');
   });
 
+  it('show the query the client sent, not what a door rewrote it to', async () => {
+    const before = lines.length;
+    // The authorization endpoint drops scopes it does not know and fills in defaults before oidc-provider
+    // sees the request (src/oauth/normalize.ts); the log says what the client asked for.
+    const answer = await fetch(
+      `${service.url}/oauth/authorize?${new URLSearchParams({ client_id: 'nobody', scope: 'openid' })}`,
+      { redirect: 'manual' },
+    );
+    expect(answer.status).toBeGreaterThanOrEqual(300);
+    const line = lines
+      .slice(before)
+      .find(
+        (l) =>
+          l.msg === 'request completed' &&
+          String((l.req as { url?: string }).url).startsWith('/oauth/authorize'),
+      );
+    expect(line).toBeDefined();
+    expect((line!.req as { query?: Record<string, unknown> }).query).toEqual({
+      client_id: 'nobody',
+      scope: 'openid',
+    });
+  });
+
   it('leave out of the request line the headers every answer carries, keeping the ones of this answer', async () => {
     const before = lines.length;
     const denied = await fetch(`${service.url}/api/v1/accounts/ada/projects`, {
