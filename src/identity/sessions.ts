@@ -7,6 +7,8 @@ import { parseCookie } from 'cookie';
 import type { Request, Response } from 'express';
 import { BrowserSession } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { type AuditRecord, recordAudit } from '../domain/audit.ts';
+import { personalAccount } from '../domain/users.ts';
 
 const SESSION_COOKIE = 'l10n_session';
 /** A session nobody used for this long is over. */
@@ -46,8 +48,11 @@ export interface Sessions {
   end(req: Request, res: Response): Promise<void>;
   /** The person's live sessions, newest first; `current` marks this browser's. */
   list(userId: string, currentId?: string): Promise<SessionInfo[]>;
-  /** Ends one of the person's sessions; false when there is no such live session of theirs. */
-  endOne(userId: string, sessionId: string): Promise<boolean>;
+  /**
+   * Ends one of the person's sessions, recorded in their audit log (`session.end`) with the change; false
+   * when there is no such live session of theirs.
+   */
+  endOne(userId: string, sessionId: string, meta: AuditRecord['meta']): Promise<boolean>;
 }
 
 const hash = (value: string) => createHash('sha256').update(value).digest();
@@ -148,15 +153,28 @@ export function createSessions(orm: Orm, baseUrl: string): Sessions {
       }));
     },
 
-    async endOne(userId, sessionId) {
-      const ended = await orm.em
-        .fork()
-        .nativeUpdate(
+    async endOne(userId, sessionId, meta) {
+      return orm.em.fork().transactional(async (em) => {
+        const ended = await em.nativeUpdate(
           BrowserSession,
           { id: sessionId, user: userId, endedAt: null },
           { endedAt: new Date() },
         );
-      return ended > 0;
+        if (ended === 0) return false;
+        recordAudit(
+          em,
+          { userId },
+          {
+            action: 'session.end',
+            resourceType: 'browser_session',
+            resourceId: sessionId,
+            account: await personalAccount(em, userId),
+            door: 'web',
+            meta,
+          },
+        );
+        return true;
+      });
     },
   };
   return sessions;

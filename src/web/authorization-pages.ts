@@ -154,26 +154,6 @@ ${
   );
 }
 
-const SETTINGS_PAGES = [
-  { path: '/settings/apps', label: 'Connected apps' },
-  { path: '/settings/tokens', label: 'Account tokens' },
-  { path: '/settings/identities', label: 'Sign-in methods' },
-  { path: '/settings/sessions', label: 'Sessions' },
-] as const;
-
-/** The settings pages' header: who is signed in, links between the pages, and Sign out. */
-export function settingsHeader(current: string, userHandle: string, signoutCsrf: string): Html {
-  return html`<nav aria-label="Settings" class="settings-nav">${SETTINGS_PAGES.map((p) =>
-    p.path === current
-      ? html`<a href="${p.path}" aria-current="page"><strong>${p.label}</strong></a>`
-      : html`<a href="${p.path}">${p.label}</a>`,
-  )}
-<form method="post" action="/settings/signout" class="signout">
-  <input type="hidden" name="csrf" value="${signoutCsrf}">
-  <span class="muted">@${userHandle}</span> <button type="submit">Sign out</button>
-</form></nav>`;
-}
-
 export function errorPage(error: string, description?: string): string {
   return page(
     'Something went wrong',

@@ -3,7 +3,7 @@
 // scope (the person is there in person, so there is no narrower grant to respect). Authorization,
 // validation, limits and audit therefore run exactly as for REST and MCP, in src/api/pipeline.ts.
 import type { Request } from 'express';
-import type { OperationResponse, Pipeline } from '../api/pipeline.ts';
+import type { OperationRequest, OperationResponse, Pipeline } from '../api/pipeline.ts';
 import type { Caller } from '../authz/caller.ts';
 import { ALL_SCOPES } from '../authz/scopes.ts';
 import type { SignedIn } from '../identity/sessions.ts';
@@ -40,10 +40,15 @@ export function webCaller(pipeline: Pipeline, req: Request, who: SignedIn): WebC
       bearer: undefined,
       found: { caller },
       door: 'web',
-      meta: {
-        ip: req.ip,
-        userAgent: req.get('user-agent'),
-        requestId: req.id === undefined ? undefined : String(req.id),
-      },
+      meta: requestMeta(req),
     });
+}
+
+/** Where a page's request came from, as an audit event records it. */
+export function requestMeta(req: Request): OperationRequest['meta'] {
+  return {
+    ip: req.ip,
+    userAgent: req.get('user-agent'),
+    requestId: req.id === undefined ? undefined : String(req.id),
+  };
 }

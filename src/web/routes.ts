@@ -9,6 +9,7 @@ import { identityPages } from './pages/identities.ts';
 import { orgSignInPages } from './pages/org-sign-in.ts';
 import { organizationPages } from './pages/organizations.ts';
 import { projectPages } from './pages/projects.ts';
+import { sessionPages } from './pages/sessions.ts';
 import { settingsPages } from './pages/settings.ts';
 import { voicePages } from './pages/voice.ts';
 
@@ -25,5 +26,6 @@ export function webRoutes(deps: WebDeps): Router {
   const providers = configuredProviders(deps.ctx.config).map(({ id, label }) => ({ id, label }));
   accountSettingsPages(router, kit, deps.pipeline, providers);
   identityPages(router, kit, providers);
+  sessionPages(router, kit, deps.sessions);
   return router;
 }

@@ -87,8 +87,11 @@ describe('browser sessions', () => {
     await signIn(phone, handle);
     const page = await laptop.fetch(`${service.url}/settings/sessions`);
     const html = await page.text();
-    expect(html.match(/<section class="card">/g)).toHaveLength(2);
+    expect(html.match(/<section class="card" aria-labelledby="session-/g)).toHaveLength(2);
     expect(html).toContain('this browser');
+    // A page of the app like the others: its navigation, and a way past it.
+    expect(html).toContain('<a class="skip" href="#main">');
+    expect(html).toContain('<nav aria-label="Main">');
     const [, other, csrf] =
       /action="\/settings\/sessions\/([0-9a-f-]+)\/end">\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(
         html,
@@ -102,6 +105,19 @@ describe('browser sessions', () => {
     expect(ended.status).toBe(303);
     expect(await signedInAs(phone)).toBeUndefined();
     expect(await signedInAs(laptop)).toBe(handle);
+    // The page it leads to says so, and the person's audit log has it.
+    const after = await (await laptop.fetch(new URL(ended.headers.get('location')!, service.url))).text();
+    expect(after).toMatch(
+      /<div class="card" role="status">Session ended: that browser is signed out\.<\/div>/,
+    );
+    expect(after.match(/<section class="card" aria-labelledby="session-/g)).toHaveLength(1);
+    const audited = await sql(
+      service,
+      `select e.resource_id, e.details->>'door' as door from audit_events e join accounts a on a.id = e.account_id
+        where a.handle = $1 and e.action = 'session.end'`,
+      [handle],
+    );
+    expect(audited).toEqual([{ resource_id: other, door: 'web' }]);
     // Someone else's session cannot be ended from here.
     const stranger = new CookieJar();
     await signIn(stranger, uniqueHandle('str'));

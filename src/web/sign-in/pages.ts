@@ -1,7 +1,6 @@
 // The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results
 // and sessions (the sign-in methods page is src/web/pages/identities.ts). Pure functions from data to HTML, in the one layout of src/web/html.ts.
 
-import type { SessionInfo } from '../../identity/sessions.ts';
 import { type Html, html, page } from '../html.ts';
 
 export interface ProviderButton {
@@ -57,30 +56,8 @@ export function linkFailedPage(message: string): string {
   );
 }
 
-export function sessionsPage(view: { header: Html; sessions: SessionInfo[]; csrf: string }): string {
-  return page(
-    'Where you are signed in',
-    html`${view.header}
-<h1>Where you are signed in</h1>
-${view.sessions.map(
-  (s) => html`<section class="card">
-  <p><strong>${s.userAgent ?? 'Unknown browser'}</strong>${s.current ? html` <span class="badge active">this browser</span>` : html``}</p>
-  <dl class="facts"><dt>Signed in</dt><dd>${s.createdAt.toISOString()}</dd><dt>Last seen</dt><dd>${s.lastSeenAt.toISOString()}</dd><dt>Address</dt><dd>${s.ip ?? 'unknown'}</dd></dl>
-  ${
-    s.current
-      ? html``
-      : html`<form method="post" action="/settings/sessions/${s.id}/end">
-    <input type="hidden" name="csrf" value="${view.csrf}">
-    <div class="actions"><button type="submit" class="danger">End this session</button></div>
-  </form>`
-  }
-</section>`,
-)}`,
-  );
-}
-
 /**
- * A sign-out or session form from a page of an earlier session (another tab, signed out and in again
+ * A sign-out form from a page of an earlier session (another tab, signed out and in again
  * since): not acted on, since its CSRF token is not this session's, but asked again with a form that is.
  */
 export function staleFormPage(view: {

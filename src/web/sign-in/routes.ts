@@ -1,11 +1,11 @@
 // Sign-in for people in the browser: /signin (the choices), /signin/<provider> (off to the provider),
 // /signin/org (by work e-mail, to the provider of the organization that verified the domain),
 // /signin/callback/<provider> (back, then a new browser session; with ?link=1 a signed-in person links
-// that provider to themselves), /settings/signout, and the sessions page. The sign-in methods page is a
-// web page (src/web/pages/identities.ts), through the operation pipeline.
+// that provider to themselves) and /settings/signout. The sign-in methods and sessions pages are web pages
+// (src/web/pages/identities.ts, sessions.ts).
 import express, { type Request, type Response, Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
-import { Account, OrganizationDomain, OrganizationSignInProvider } from '../../db/entities/index.ts';
+import { OrganizationDomain, OrganizationSignInProvider } from '../../db/entities/index.ts';
 import { domainOf, orgProviderKey, orgSecretBinding, signInWithProfile } from '../../identity/people.ts';
 import {
   type Checks,
@@ -16,14 +16,13 @@ import {
   type ProviderId,
   SignInError,
 } from '../../identity/providers.ts';
-import { readCookie, type Sessions, type SignedIn } from '../../identity/sessions.ts';
+import { readCookie, type Sessions } from '../../identity/sessions.ts';
 import { finishSignInAttempt, startSignInAttempt } from '../../identity/sign-in-attempts.ts';
 import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { requireUtf8Form } from '../../lib/utf8-body.ts';
-import { settingsHeader } from '../authorization-pages.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { linkFailedPage, sessionsPage, signInFailedPage, signInPage, staleFormPage } from './pages.ts';
+import { linkFailedPage, signInFailedPage, signInPage, staleFormPage } from './pages.ts';
 
 const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';
@@ -32,8 +31,6 @@ const PENDING_TTL_SECONDS = 10 * 60;
 /** Where a sign-in with no page to return to lands: the dashboard, the start of everything a person does. */
 export const DEFAULT_NEXT = '/dashboard';
 export const SIGNOUT_CSRF_PURPOSE = 'signout';
-const SESSIONS_CSRF = 'sessions';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** An e-mail address whose domain is in its ASCII form (a punycode top-level domain such as xn--p1ai too). */
 const EMAIL = /^[^@\s]{1,64}@[a-z0-9.-]{1,253}\.(?:[a-z]{2,}|xn--[a-z0-9-]+)$/i;
 
@@ -286,47 +283,6 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     await sessions.end(req, res);
     await options.onSignOut(req, res);
     res.redirect(303, '/signin');
-  });
-
-  async function header(who: SignedIn, current: string) {
-    const account = await ctx.orm.em.fork().findOne(Account, { user: who.userId, kind: 'user' });
-    return settingsHeader(current, account?.handle ?? '', csrf.token(SIGNOUT_CSRF_PURPOSE, who.sessionId));
-  }
-
-  router.get('/settings/sessions', async (req, res) => {
-    res.set('Cache-Control', 'no-store');
-    const who = await sessions.require(req, res);
-    if (!who) return;
-    res.type('html').send(
-      sessionsPage({
-        header: await header(who, '/settings/sessions'),
-        sessions: await sessions.list(who.userId, who.sessionId),
-        csrf: csrf.token(SESSIONS_CSRF, who.sessionId),
-      }),
-    );
-  });
-
-  router.post('/settings/sessions/:id/end', form, async (req, res) => {
-    const who = await sessions.current(req);
-    if (!who) return res.redirect(303, `/signin?next=${encodeURIComponent('/settings/sessions')}`);
-    const id = String(req.params.id);
-    if (!csrf.verify(SESSIONS_CSRF, who.sessionId, req.body?.csrf)) {
-      res
-        .status(403)
-        .type('html')
-        .send(
-          staleFormPage({
-            question: 'End that session?',
-            action: `/settings/sessions/${encodeURIComponent(id)}/end`,
-            button: 'End the session',
-            csrf: csrf.token(SESSIONS_CSRF, who.sessionId),
-            back: '/settings/sessions',
-          }),
-        );
-      return;
-    }
-    if (UUID.test(id)) await sessions.endOne(who.userId, id);
-    res.redirect(303, '/settings/sessions');
   });
 
   return router;
