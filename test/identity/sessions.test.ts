@@ -106,7 +106,9 @@ describe('browser sessions', () => {
     expect(await signedInAs(phone)).toBeUndefined();
     expect(await signedInAs(laptop)).toBe(handle);
     // The page it leads to says so, and the person's audit log has it.
-    const after = await (await laptop.fetch(new URL(ended.headers.get('location')!, service.url))).text();
+    const after = await (
+      await laptop.fetch(new URL(ended.headers.get('location')!, service.url).href)
+    ).text();
     expect(after).toMatch(
       /<div class="card" role="status">Session ended: that browser is signed out\.<\/div>/,
     );
