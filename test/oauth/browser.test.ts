@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/environment.ts';
 import { useChromium, useLoopbackCallback, useOAuthService } from '../support/suite.ts';
+import { confirmAction } from '../web/page-checks.ts';
 import { exchangeCode, registerAndRequestAuthorization, tokenRequest, uniqueHandle } from './helpers.ts';
 
 const service = useOAuthService();
@@ -72,7 +73,7 @@ describe.skipIf(!hasChromium)('in a browser', () => {
       maxRedirects: 0,
     });
     expect(nul.status()).toBe(400);
-    await page.getByRole('button', { name: 'Disconnect Browser <Agent>' }).click();
+    await confirmAction(page, 'Disconnect Browser <Agent>');
     await page.getByText('No apps are connected to your account.').waitFor();
     const afterRevoke = await tokenRequest(service, {
       grant_type: 'refresh_token',

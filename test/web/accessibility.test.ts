@@ -146,3 +146,38 @@ describe.skipIf(!hasChromium)('a glossary translation', () => {
     }
   });
 });
+
+describe.skipIf(!hasChromium)('an action that cannot be undone', () => {
+  it('is asked first, and the keyboard alone answers', { timeout: 60_000 }, async () => {
+    const owner = uniqueHandle('a1d');
+    const { context, page } = await devSignIn(browser, service, owner, '/settings/tokens', tracker);
+    try {
+      await page.getByLabel('Name').fill('ci');
+      await page.getByRole('checkbox').first().check();
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await page.goto(`${service.url}/settings/tokens`);
+      const revoke = page.locator('details.confirm > summary', { hasText: 'Revoke ci' });
+      const yes = page.getByRole('button', { name: 'Yes, revoke ci', exact: true });
+      // One key press on what looks like the button only opens the question: nothing is revoked yet.
+      await revoke.focus();
+      await page.keyboard.press('Enter');
+      expect(await yes.isVisible()).toBe(true);
+      expect(await page.locator('details.confirm .confirm-body p').first().textContent()).toContain(
+        'cannot be undone',
+      );
+      await page.reload();
+      expect(await page.locator('.badge.active').count()).toBe(1);
+      // Open, Tab to the button, Enter: revoked.
+      await revoke.focus();
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Yes, revoke ci');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/notice=/);
+      expect(await page.locator('.badge.active').count()).toBe(0);
+      expect(await page.locator('[role=status]').textContent()).toContain('revoked');
+    } finally {
+      await context.close();
+    }
+  });
+});

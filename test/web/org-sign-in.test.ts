@@ -6,7 +6,7 @@ import { startTxtServer, type TxtServer } from '../support/dns-server.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestService } from '../support/service.ts';
-import { checkPage, DocumentTracker, devSignIn, giveVerifiedEmail } from './page-checks.ts';
+import { checkPage, confirmAction, DocumentTracker, devSignIn, giveVerifiedEmail } from './page-checks.ts';
 
 let service: TestService;
 let browser: Browser;
@@ -191,10 +191,10 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
 
     // The admin removes the provider and the domain.
     await admin.goto(`${service.url}/orgs/${org}/sign-in`);
-    await admin.getByRole('button', { name: 'Remove the identity provider' }).click();
+    await confirmAction(admin, 'Remove the identity provider');
     await admin.waitForURL(new RegExp(`/orgs/${org}/sign-in\\?notice=`));
     expect(await admin.locator('main').textContent()).toContain('No identity provider configured.');
-    await admin.getByRole('button', { name: `Remove ${domain}` }).click();
+    await confirmAction(admin, `Remove ${domain}`);
     await admin.waitForURL(new RegExp(`/orgs/${org}/sign-in\\?notice=`));
     expect(await domainRows(org)).toEqual([]);
     expect(await providerRows(org)).toEqual([]);

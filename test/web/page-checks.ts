@@ -89,3 +89,15 @@ export async function giveVerifiedEmail(service: TestService, handle: string, em
     [handle, email],
   );
 }
+
+/**
+ * Does what a destructive button says (views/confirm.eta): opens the disclosure named `label` ("Revoke ci")
+ * and presses the button inside it ("Yes, revoke ci"), as a person does.
+ */
+export async function confirmAction(page: Page, label: string): Promise<void> {
+  const summary = page.locator('details.confirm > summary').filter({ hasText: label });
+  await summary.click();
+  await page
+    .getByRole('button', { name: `Yes, ${label[0]!.toLowerCase()}${label.slice(1)}`, exact: true })
+    .click();
+}

@@ -15,6 +15,7 @@ import { DEFAULT_NEXT, safeNext } from '../../src/web/sign-in/routes.ts';
 import { CookieJar, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium, launchChromium } from '../support/environment.ts';
 import { useOAuthService } from '../support/suite.ts';
+import { confirmAction } from './page-checks.ts';
 
 const service = useOAuthService();
 let browser: Browser | undefined;
@@ -104,7 +105,7 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     await page.screenshot({ path: join(tmpdir(), 'settings-tokens-list.png'), fullPage: true });
 
     // Revoke: the page says so and the secret stops working.
-    await page.getByRole('button', { name: 'Revoke CI <read>' }).click();
+    await confirmAction(page, 'Revoke CI <read>');
     await expect
       .poll(() => page.getByRole('heading', { level: 3, name: /CI <read>/ }).textContent())
       .toContain('revoked');
