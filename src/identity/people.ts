@@ -34,6 +34,17 @@ export const organizationOfProvider = (provider: string): string | undefined =>
 /** Associated data of an organization's encrypted provider secret: it decrypts only for its organization. */
 export const orgSecretBinding = (organizationId: string) => `org-idp-secret:${organizationId}`;
 
+/**
+ * Removes the identities an organization's own provider issued; returns how many there were. They end with
+ * the provider (removed, or set to another issuer, whose subjects could name other people) and with the
+ * organization: nothing else removes them, since the provider key is no foreign key, and an identity left
+ * behind would keep its e-mail verified (opening another organization's invitations) and count as a way to
+ * sign in that no longer works.
+ */
+export function endOrganizationIdentities(em: EntityManager, organizationId: string): Promise<number> {
+  return em.nativeDelete(Identity, { provider: orgProviderKey(organizationId) });
+}
+
 export function domainOf(email: string): string {
   // Domains are verified in their ASCII (punycode) form: an address a provider or a person writes in
   // Unicode (bücher.example) names the same domain as xn--bcher-kva.example.

@@ -381,3 +381,68 @@ describe("an organization's provider vouches only for its own domains", () => {
     expect(await verified()).toEqual([{ email_verified: false }]);
   });
 });
+
+describe('an organization deleted', () => {
+  it('takes the identities its provider issued with it: their e-mails vouch for nothing any more', async () => {
+    // A second organization with a verified domain of its own and its provider, and a person it signed in.
+    const gone = uniqueHandle('goneorg');
+    const goneDomain = `${gone}.example`;
+    const owner = await createTestUser(service, uniqueHandle('gowner'));
+    await createTestOrganization(service, gone, owner);
+    const added = await sdk.addDomain({
+      client: owner.client,
+      path: { org: gone },
+      body: { domain: goneDomain },
+    });
+    expect(added.response.status).toBe(201);
+    dns.records.set(added.data!.txtRecord.name, added.data!.txtRecord.value);
+    const verified = await sdk.verifyDomain({
+      client: owner.client,
+      path: { org: gone, domain: goneDomain },
+    });
+    expect(verified.response.status).toBe(200);
+    const provider = await sdk.setIdentityProvider({
+      client: owner.client,
+      path: { org: gone },
+      body: {
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        enrollRole: 'member',
+      },
+    });
+    expect(provider.response.status).toBe(200);
+    const fay = `fay-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(fay, { email: `${fay}@${goneDomain}`, email_verified: true });
+    const signedIn = await orgSignIn(`${fay}@${goneDomain}`, fay);
+    expect(signedIn.status).toBe(303);
+    const identities = () =>
+      sql(service, 'select provider, email_verified from identities where subject = $1', [fay]);
+    expect(await identities()).toEqual([{ provider: expect.stringMatching(/^org:/), email_verified: true }]);
+
+    const deleted = await sdk.deleteOrganization({ client: owner.client, path: { org: gone } });
+    expect(deleted.response.status).toBe(204);
+    expect(await identities()).toEqual([]);
+
+    // Another organization invites that address: the deleted organization's word no longer opens it.
+    const boss = await createTestUser(service, uniqueHandle('gboss'));
+    const next = uniqueHandle('nextorg');
+    await createTestOrganization(service, next, boss);
+    const invitation = await sdk.createInvitation({
+      client: boss.client,
+      path: { org: next },
+      body: { email: `${fay}@${goneDomain}`, role: 'member' },
+    });
+    expect(invitation.response.status).toBe(201);
+    const page = await signedIn.jar.fetch(
+      `${service.url}/invitations/answer?token=${encodeURIComponent(invitation.data!.acceptToken)}`,
+    );
+    const form = (await page.text()).split('action="/invitations/answer"')[1]!;
+    const answer = await postForm(signedIn.jar, `${service.url}/invitations/answer`, {
+      csrf: csrfOf(form),
+      token: invitation.data!.acceptToken,
+      answer: 'accept',
+    });
+    expect(answer.status).toBe(403);
+  });
+});

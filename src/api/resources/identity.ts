@@ -11,6 +11,7 @@ import {
 } from '../../db/entities/index.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
 import {
+  endOrganizationIdentities,
   organizationOfProvider,
   orgProviderKey,
   orgSecretBinding,
@@ -210,7 +211,7 @@ export const identityHandlers = {
     // and sign in as the people the old one signed in, with whatever else their accounts hold. They end
     // with the issuer; the people keep their accounts and any other sign-in method.
     const identitiesEnded =
-      row && row.issuer !== issuer ? await endProviderIdentities(op, organization.id) : 0;
+      row && row.issuer !== issuer ? await endOrganizationIdentities(op.em, organization.id) : 0;
     const fields = {
       kind: 'oidc' as const,
       issuer,
@@ -246,7 +247,7 @@ export const identityHandlers = {
     );
     if (row) {
       // Its identities end with it: a provider set later, at another issuer, must not inherit them.
-      const identitiesEnded = await endProviderIdentities(op, organization.id);
+      const identitiesEnded = await endOrganizationIdentities(op.em, organization.id);
       op.em.remove(row);
       op.audit('identity_provider.remove', 'organization_identity_provider', row.id, { identitiesEnded });
       await op.em.flush();
@@ -254,11 +255,6 @@ export const identityHandlers = {
     return { status: 204 };
   },
 } satisfies Partial<Handlers>;
-
-/** Removes the identities the organization's provider issued; returns how many there were. */
-function endProviderIdentities(op: OperationContext, organizationId: string): Promise<number> {
-  return op.em.nativeDelete(Identity, { provider: orgProviderKey(organizationId) });
-}
 
 // Identities are stored with the provider that made them: a built-in one by its id, an organization's as
 // `org:<organization id>`; the wire names the latter `organization` (and its handle apart).

@@ -11,6 +11,7 @@ import {
 import { prepared } from '../../db/prepared.ts';
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
+import { endOrganizationIdentities } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -196,10 +197,13 @@ export const organizationHandlers = {
     const projects = await op.em.count(Project, { account: account.id });
     // Recorded before the delete: the event outlives the account (its account_id becomes null), so the
     // details say what was deleted.
+    // The identities its provider issued end with it (endOrganizationIdentities says why).
+    const identitiesEnded = await endOrganizationIdentities(op.em, organization.id);
     op.audit('organization.delete', 'organization', organization.id, {
       handle: account.handle,
       accountId: account.id,
       projects,
+      identitiesEnded,
     });
     await op.em.flush();
     // One statement in the operation's transaction: the foreign keys cascade from the account to the
