@@ -24,7 +24,7 @@ export interface SignedIn {
   sessionId: string;
 }
 
-export interface SessionInfo {
+interface SessionInfo {
   id: string;
   createdAt: Date;
   lastSeenAt: Date;
