@@ -4,6 +4,7 @@
 // Each change records an audit event, as the same change through the service would (door `cli`).
 import { parseArgs } from 'node:util';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { ALL_SCOPES, isScope, type Scope } from '../authz/scopes.ts';
 import { ConfigError, loadAdminConfig } from '../config/index.ts';
 import { Account, Identity, Membership, Organization, User } from '../db/entities/index.ts';
@@ -41,7 +42,17 @@ const IDENTITY = /^(github|google|oidc):\P{Cc}{1,255}$/u;
 const characters = (text: string) => [...text].length;
 
 /** What the command's audit events share: no request behind them, so no address or request id. */
-const CLI: Pick<AuditRecord, 'door' | 'meta'> = { door: 'cli', meta: {} };
+/**
+ * Records a change the command made, as the API records the same change (same action, resource and details),
+ * with `userId` as the actor and the door `cli` (no address or request id); written in the change's flush.
+ */
+function auditCli(
+  em: EntityManager,
+  userId: string,
+  record: Pick<AuditRecord, 'action' | 'resourceType' | 'resourceId' | 'account' | 'details'>,
+): void {
+  recordAudit(em, { userId }, { ...record, door: 'cli', meta: {} });
+}
 
 function handleOf(value: string | undefined, option: string): string {
   if (!value) throw new UsageError(`--${option} is required.`);
@@ -169,18 +180,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
         });
         // In the new person's own log, with them as the actor: the command acts for them, and an event
         // without an actor would read as one whose person was deleted.
-        recordAudit(
-          em,
-          { userId: user.id },
-          {
-            action: 'user.create',
-            resourceType: 'user',
-            resourceId: user.id,
-            account,
-            details: { handle: account.handle },
-            ...CLI,
-          },
-        );
+        auditCli(em, user.id, {
+          action: 'user.create',
+          resourceType: 'user',
+          resourceId: user.id,
+          account,
+          details: { handle: account.handle },
+        });
         if (values.identity) {
           const at = values.identity.indexOf(':');
           const identity = em.create(Identity, {
@@ -191,18 +197,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
             emailVerified: false,
           });
           // As a signed-in person adding a way to sign in is recorded (src/identity/people.ts).
-          recordAudit(
-            em,
-            { userId: user.id },
-            {
-              action: 'identity.link',
-              resourceType: 'identity',
-              resourceId: identity.id,
-              account,
-              details: { provider: identity.provider },
-              ...CLI,
-            },
-          );
+          auditCli(em, user.id, {
+            action: 'identity.link',
+            resourceType: 'identity',
+            resourceId: identity.id,
+            account,
+            details: { provider: identity.provider },
+          });
         }
         await em.flush();
         out(`Created user "${values.handle}" (${user.id}).`);
@@ -214,18 +215,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
           displayName: values.name ?? values.handle!,
         });
         // As POST /organizations records it, with the admin as the actor.
-        recordAudit(
-          em,
-          { userId },
-          {
-            action: 'organization.create',
-            resourceType: 'organization',
-            resourceId: organization.id,
-            account,
-            details: { handle: account.handle, visibility: account.visibility },
-            ...CLI,
-          },
-        );
+        auditCli(em, userId, {
+          action: 'organization.create',
+          resourceType: 'organization',
+          resourceId: organization.id,
+          account,
+          details: { handle: account.handle, visibility: account.visibility },
+        });
         await em.flush();
         out(`Created organization "${values.handle}" with "${values.admin}" as its admin.`);
       } else {
@@ -249,23 +245,18 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
           expiresAt: tokenExpiry(days),
         });
         // As POST /accounts/{account}/tokens records it (never the secret), with the token's user as the actor.
-        recordAudit(
-          em,
-          { userId },
-          {
-            action: 'token.create',
-            resourceType: 'account_token',
-            resourceId: row.id,
-            account,
-            details: {
-              name: row.name,
-              scopes: row.scopes,
-              tokenPrefix: row.tokenPrefix,
-              expiresAt: row.expiresAt?.toISOString() ?? null,
-            },
-            ...CLI,
+        auditCli(em, userId, {
+          action: 'token.create',
+          resourceType: 'account_token',
+          resourceId: row.id,
+          account,
+          details: {
+            name: row.name,
+            scopes: row.scopes,
+            tokenPrefix: row.tokenPrefix,
+            expiresAt: row.expiresAt?.toISOString() ?? null,
           },
-        );
+        });
         await em.flush();
         out(`Created token "${values.name}" for "${account.handle}" (expires in ${days} days). Shown once:`);
         out(secret);
