@@ -120,6 +120,19 @@ describe('browser sessions', () => {
       [handle],
     );
     expect(audited).toEqual([{ resource_id: other, door: 'web' }]);
+    // This browser's own session is not ended from here (Sign out does that, with the authorization server's).
+    const [own] = (await sql(
+      service,
+      `select s.id from browser_sessions s join accounts a on a.user_id = s.user_id
+        where a.handle = $1 and s.ended_at is null`,
+      [handle],
+    )) as { id: string }[];
+    const notOwn = await postForm(laptop, `${service.url}/settings/sessions/${own!.id}/end`, { csrf: csrf! });
+    expect(notOwn.status).toBe(303);
+    expect(decodeURIComponent(notOwn.headers.get('location')!.replaceAll('+', ' '))).toContain(
+      "That is this browser's session",
+    );
+    expect(await signedInAs(laptop)).toBe(handle);
     // Someone else's session cannot be ended from here.
     const stranger = new CookieJar();
     await signIn(stranger, uniqueHandle('str'));

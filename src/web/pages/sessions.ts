@@ -28,13 +28,14 @@ export function sessionPages(router: Router, kit: Kit, sessions: Sessions): void
     `${SESSIONS}/:id/end`,
     ...kit.action(async (req, res, pc) => {
       const id = String(req.params.id);
-      const ended =
-        UUID.test(id) &&
-        id !== pc.who.sessionId &&
-        (await sessions.endOne(pc.who.userId, id, requestMeta(req)));
-      const notice = ended
-        ? 'Session ended: that browser is signed out.'
-        : 'That session had already ended, or is not one of yours.';
+      // This browser's own session ends by signing out, which ends the authorization server's too.
+      const own = id === pc.who.sessionId;
+      const ended = !own && UUID.test(id) && (await sessions.endOne(pc.who.userId, id, requestMeta(req)));
+      const notice = own
+        ? "That is this browser's session: use Sign out to end it."
+        : ended
+          ? 'Session ended: that browser is signed out.'
+          : 'That session had already ended, or is not one of yours.';
       res.redirect(303, kit.withNotice(pc, SESSIONS, notice));
     }),
   );
