@@ -133,6 +133,14 @@ describe('browser sessions', () => {
       "That is this browser's session",
     );
     expect(await signedInAs(laptop)).toBe(handle);
+    // Nor when its id is written in capitals (the same uuid to the database).
+    const shouted = await postForm(laptop, `${service.url}/settings/sessions/${own!.id.toUpperCase()}/end`, {
+      csrf: csrf!,
+    });
+    expect(decodeURIComponent(shouted.headers.get('location')!.replaceAll('+', ' '))).toContain(
+      "That is this browser's session",
+    );
+    expect(await signedInAs(laptop)).toBe(handle);
     // Someone else's session cannot be ended from here.
     const stranger = new CookieJar();
     await signIn(stranger, uniqueHandle('str'));

@@ -27,7 +27,8 @@ export function sessionPages(router: Router, kit: Kit, sessions: Sessions): void
   router.post(
     `${SESSIONS}/:id/end`,
     ...kit.action(async (req, res, pc) => {
-      const id = String(req.params.id);
+      // Ids are compared and recorded as the database writes them (a uuid reads the same in capitals).
+      const id = String(req.params.id).toLowerCase();
       // This browser's own session ends by signing out, which ends the authorization server's too.
       const own = id === pc.who.sessionId;
       const ended = !own && UUID.test(id) && (await sessions.endOne(pc.who.userId, id, requestMeta(req)));
