@@ -121,8 +121,9 @@ export function formErrors(response: OperationResponse): { fields: FieldErrors; 
 /**
  * A form sent back with what is wrong with it: the browser puts the focus on the first problem as the page
  * loads (the first field marked invalid, whose label and message a screen reader then reads, or the form's
- * own error box), so that nobody has to hunt for what failed, and the page scrolls to it on a long page.
- * field.eta and form-errors.eta are what mark problems, so their markers are what this looks for.
+ * own error box, or the page's notice saying why), so that nobody has to hunt for what failed, and the page
+ * scrolls to it on a long page. field.eta, form-errors.eta and the layout's notice of a refused form are what
+ * mark problems (aria-invalid, data-form-error), so their markers are what this looks for.
  */
 function focusFirstError(html: string): string {
   const marker = /<[a-z]+\b[^>]*?(?: aria-invalid="true"| data-form-error)/.exec(html);
@@ -242,10 +243,13 @@ export function createKit(deps: WebDeps) {
     // The Content-Security-Policy is the service-wide one helmet sets (src/lib/csp.ts).
     res.set('Cache-Control', 'no-store');
     const code = status ?? res.statusCode;
-    const refusedForm = code >= 400 && view !== 'problem';
+    // A form sent and refused (every form posts); a page asked for with GET that answers 404 is no form's.
+    const refusedForm = code >= 400 && view !== 'problem' && res.req.method === 'POST';
     const html = eta.render(view, {
       ...data,
       title: refusedForm ? `Error: ${data.title}` : data.title,
+      // Its notice, if it has one, says why: an alert that takes the focus, not a polite status.
+      refused: refusedForm,
       errorFor,
       stylesheet: STYLESHEET_URL,
       user: pc?.userHandle,

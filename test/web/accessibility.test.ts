@@ -8,7 +8,7 @@ import { uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { startTestService } from '../support/service.ts';
 import { useChromium, useService } from '../support/suite.ts';
-import { DocumentTracker, devSignIn } from './page-checks.ts';
+import { confirmAction, DocumentTracker, devSignIn } from './page-checks.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const browser = useChromium();
@@ -49,6 +49,30 @@ describe.skipIf(!hasChromium)('a form sent back refused', () => {
       expect(tracker.last(page)?.status()).toBeGreaterThanOrEqual(400);
       expect(await page.title()).toMatch(/^Error: /);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('scopes-error');
+
+      // Refused for a reason the page's notice gives (the last admin leaving): the notice is an alert that
+      // has the focus.
+      const org = uniqueHandle('a1o');
+      await page.goto(`${service.url}/dashboard`);
+      await page.locator('#f-org-handle').fill(org);
+      await page.locator('#f-org-name').fill('Solo');
+      await page.getByRole('button', { name: 'Create organization' }).click();
+      await page.goto(`${service.url}/orgs/${org}`);
+      await confirmAction(page, `Leave @${org}`);
+      await page.waitForLoadState();
+      expect(tracker.last(page)?.status()).toBe(409);
+      expect(await page.title()).toMatch(/^Error: /);
+      expect(
+        await page.evaluate(() => [
+          document.activeElement?.getAttribute('role'),
+          document.activeElement?.textContent,
+        ]),
+      ).toEqual(['alert', expect.stringMatching(/admin/)]);
+
+      // A link that leads nowhere is no refused form: its page keeps its title.
+      await page.goto(`${service.url}/invitations/answer?token=nope`);
+      expect(tracker.last(page)?.status()).toBe(404);
+      expect(await page.title()).not.toMatch(/^Error/);
     } finally {
       await context.close();
     }
@@ -158,6 +182,8 @@ describe.skipIf(!hasChromium)('an action that cannot be undone', () => {
       await page.goto(`${service.url}/settings/tokens`);
       const revoke = page.locator('details.confirm > summary', { hasText: 'Revoke ci' });
       const yes = page.getByRole('button', { name: 'Yes, revoke ci', exact: true });
+      // As rendered, the verb and the name keep the space between them.
+      expect(await revoke.innerText()).toBe('Revoke ci');
       // One key press on what looks like the button only opens the question: nothing is revoked yet.
       await revoke.focus();
       await page.keyboard.press('Enter');
@@ -176,6 +202,33 @@ describe.skipIf(!hasChromium)('an action that cannot be undone', () => {
       await page.waitForURL(/notice=/);
       expect(await page.locator('.badge.active').count()).toBe(0);
       expect(await page.locator('[role=status]').textContent()).toContain('revoked');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe.skipIf(!hasChromium)('the development sign-in refused', () => {
+  it('says so in the title and puts the focus on the handle, which says why', {
+    timeout: 30_000,
+  }, async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      tracker.track(page);
+      await page.goto(`${service.url}/signin?next=/dashboard`);
+      await page.getByLabel('Handle').fill('Not A Handle!');
+      await page.getByRole('button', { name: 'Create and sign in' }).click();
+      await page.waitForLoadState();
+      expect(tracker.last(page)?.status()).toBe(400);
+      expect(await page.title()).toMatch(/^Error: Sign in/);
+      expect(
+        await page.evaluate(() => [
+          document.activeElement?.id,
+          document.activeElement?.getAttribute('aria-invalid'),
+          document.activeElement?.getAttribute('aria-describedby'),
+        ]),
+      ).toEqual(['new-handle', 'true', 'handle-error']);
     } finally {
       await context.close();
     }

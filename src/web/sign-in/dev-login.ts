@@ -19,7 +19,7 @@ ${error ? html`<div class="card error" role="alert" id="handle-error">${error}</
   <input type="hidden" name="next" value="${next}">
   <label for="new-handle">Handle</label>
   <input type="text" id="new-handle" name="handle" required minlength="2" maxlength="39" autocomplete="username"
-    autocapitalize="none" spellcheck="false">
+    autocapitalize="none" spellcheck="false"${error ? html` aria-invalid="true" aria-describedby="handle-error" autofocus` : html``}>
   <label class="check"><input type="checkbox" name="create" value="1" checked> Create this user if it does not exist</label>
   <div class="actions"><button type="submit" class="primary">Create and sign in</button></div>
 </form>`;

@@ -24,9 +24,15 @@ export function signInChoices(providers: ProviderButton[], next: string): Html {
 </form>`;
 }
 
-export function signInPage(providers: ProviderButton[], next: string, devForm?: Html): string {
+/** The sign-in choices; `failed`: the development form came back refused (its field says why). */
+export function signInPage(
+  providers: ProviderButton[],
+  next: string,
+  devForm?: Html,
+  failed = false,
+): string {
   return page(
-    'Sign in',
+    failed ? 'Error: Sign in' : 'Sign in',
     html`<h1>Sign in to the localization service</h1>
 ${signInChoices(providers, next)}
 ${devForm ?? html``}`,

@@ -166,7 +166,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
         ctx,
         sessions,
         (value) => safeNext(value, baseUrl),
-        (next, error) => signInPage(providers, next, devLoginForm(next, error)),
+        (next, error) => signInPage(providers, next, devLoginForm(next, error), true),
       ),
     );
 
