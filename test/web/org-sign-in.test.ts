@@ -96,7 +96,8 @@ describe.skipIf(!hasChromium)("the organization's sign-in page", () => {
 
     // Not published yet: verification fails with the reason and changes nothing.
     await admin.getByRole('button', { name: `Verify ${domain}` }).click();
-    await admin.locator('[role="status"]').first().waitFor();
+    // A refusal: its notice is an alert, with the focus.
+    await admin.locator('[role="alert"]').first().waitFor();
     expect(documents.last(admin)?.status()).toBe(409);
     expect(await row.locator('td[data-label="State"]').textContent()).toContain('not verified');
     expect((await domainRows(org))[0]!.verified_at).toBeNull();
