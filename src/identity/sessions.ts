@@ -22,6 +22,8 @@ export interface SignedIn {
   userId: string;
   /** The session row's id (random, never shown to another user): what CSRF tokens of forms are bound to. */
   sessionId: string;
+  /** When the person signed in to this session (a client asking for a fresh sign-in compares with it). */
+  signedInAt: Date;
 }
 
 interface SessionInfo {
@@ -87,7 +89,7 @@ export function createSessions(orm: Orm, baseUrl: string): Sessions {
     if (!row) return undefined;
     if (now.getTime() - row.lastSeenAt.getTime() > TOUCH_INTERVAL_MS)
       await em.nativeUpdate(BrowserSession, { id: row.id }, { lastSeenAt: now });
-    return { userId: row.user.id, sessionId: row.id };
+    return { userId: row.user.id, sessionId: row.id, signedInAt: row.createdAt };
   }
 
   const sessions: Sessions = {
@@ -123,7 +125,7 @@ export function createSessions(orm: Orm, baseUrl: string): Sessions {
       });
       await em.flush();
       res.cookie(SESSION_COOKIE, value, { ...cookieOptions, maxAge: SESSION_ABSOLUTE_SECONDS * 1000 });
-      const who = { userId, sessionId: row.id };
+      const who = { userId, sessionId: row.id, signedInAt: row.createdAt };
       memo.set(req, Promise.resolve(who));
       return who;
     },

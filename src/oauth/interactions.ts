@@ -80,8 +80,14 @@ export function interactionRoutes(
 
   async function renderLogin(req: Request, res: Response, interaction: Interaction, error?: string) {
     // Signed in to this service already (a browser session): no second sign-in, straight on to consent.
+    // Unless the client asked for a fresh one (prompt=login, or a max_age the sign-in is older than): the
+    // person at the keyboard may not be who signed in (a shared computer), so only a sign-in made since this
+    // authorization began counts, and the page offers every way to sign in. The interaction knows when it
+    // began to the second: a sign-in in that same second is taken as older (no person signs in that fast).
     const who = error ? undefined : await sessions.current(req);
-    if (who) return finishLogin(req, res, interaction, who.userId);
+    const freshAsked = interaction.prompt.reasons.some((r) => r === 'login_prompt' || r === 'max_age');
+    const signedInSince = who !== undefined && who.signedInAt.getTime() >= (interaction.iat! + 1) * 1000;
+    if (who && (!freshAsked || signedInSince)) return finishLogin(req, res, interaction, who.userId);
     const em = ctx.orm.em.fork();
     const accounts = ctx.config.devLogin
       ? await em.find(Account, { kind: 'user' }, { orderBy: { handle: 'asc' }, limit: LOGIN_LIST_LIMIT })
@@ -184,9 +190,23 @@ export function interactionRoutes(
       );
       return;
     }
-    const grantId = await recordConsent(provider, interaction);
-    await auditConsent(req, interaction, grantId);
-    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    // Approve pressed twice sends two POSTs: each takes the interaction's turn, and the second, finding
+    // the first one's answer, sends the browser on as the first did rather than record a second grant and
+    // a second approval.
+    await ctx.orm.em.fork().transactional(async (em) => {
+      await em.execute(INTERACTION_LOCK, [interaction.uid]);
+      const current = await provider.interactionDetails(req, res);
+      const answered = (current.result as InteractionResults | undefined)?.consent?.grantId;
+      if (answered) return res.redirect(303, current.returnTo);
+      const grantId = await recordConsent(provider, current);
+      await auditConsent(req, current, grantId);
+      await provider.interactionFinished(
+        req,
+        res,
+        { consent: { grantId } },
+        { mergeWithLastSubmission: true },
+      );
+    });
   });
 
   /**
@@ -235,6 +255,9 @@ export function interactionRoutes(
   return router;
 }
 
+/** One interaction's answer at a time, across instances (the consent POST). */
+const INTERACTION_LOCK = `select pg_advisory_xact_lock(hashtext('localization-service:interaction'), hashtext(?))`;
+
 /** Adds what the consent prompt said was missing to the user's grant for this client (or a new one). */
 async function recordConsent(provider: Provider, interaction: Interaction): Promise<string> {
   const details = interaction.prompt.details as {
@@ -265,5 +288,9 @@ function describeRedirect(redirectUri: string): { redirectTarget: string; redire
       ? { redirectTarget: url.host, redirectNote: 'an app on this computer' }
       : { redirectTarget: url.host };
   }
-  return { redirectTarget: `${url.protocol}//${url.host}`, redirectNote: 'an app on this computer' };
+  // A private-use scheme (com.example.app:/oauth2redirect) names the app; shown as registered, not rebuilt.
+  return {
+    redirectTarget: url.host ? `${url.protocol}//${url.host}` : url.protocol,
+    redirectNote: 'an app on this computer',
+  };
 }

@@ -5,7 +5,9 @@ import { foreignName } from './foreign-name.ts';
 import { type Html, html, page } from './html.ts';
 import { type ProviderButton, signInChoices } from './sign-in/pages.ts';
 
-const OBJECT_LABELS: Record<string, string> = {
+/** The object of every scope (`audit` of `audit:read`) has its label: a new object without one fails to compile. */
+type ScopeObject = Scope extends `${infer Object}:${string}` ? Object : never;
+const OBJECT_LABELS: Record<ScopeObject, string> = {
   user: 'Your profile',
   account: 'Accounts',
   organization: 'Organizations',
@@ -16,6 +18,7 @@ const OBJECT_LABELS: Record<string, string> = {
   model: 'Account models',
   token: 'Account tokens',
   apps: 'Connected apps',
+  audit: 'Audit log',
 };
 
 /** Scopes grouped by the object they act on, in the vocabulary's order, each with its plain words. */
@@ -29,7 +32,10 @@ export function groupScopeEntries(
     const object = scope.split(':')[0]!;
     groups.set(object, [...(groups.get(object) ?? []), { scope, description: SCOPES[scope] }]);
   }
-  return [...groups].map(([object, items]) => ({ label: OBJECT_LABELS[object] ?? object, items }));
+  return [...groups].map(([object, items]) => ({
+    label: OBJECT_LABELS[object as ScopeObject] ?? object,
+    items,
+  }));
 }
 
 /** The same groups with the plain words only. */

@@ -8,7 +8,9 @@ import { useOAuthService } from '../support/suite.ts';
 import {
   authorizationRequest,
   CookieJar,
+  csrfOf,
   exchangeCode,
+  postForm,
   registerClient,
   registerPublicClient,
   runAuthorization,
@@ -127,6 +129,75 @@ describe('remembered consent', () => {
   });
 });
 
+describe('a client asking for a fresh sign-in', () => {
+  it('gets one with prompt=login, even with someone signed in, and only a sign-in made since counts', async () => {
+    const handle = uniqueHandle('plg');
+    const { client, redirectUri } = await registerConfidentialClient();
+    const secret = String(client.client_secret);
+    const jar = new CookieJar();
+    // Signed in, consent remembered: a plain authorization shows no page at all.
+    await authorizeWith(jar, client.client_id, redirectUri, 'project:read', handle, true, secret);
+    expect(
+      (await authorizeWith(jar, client.client_id, redirectUri, 'project:read', handle, false, secret)).pages,
+    ).toHaveLength(0);
+
+    // prompt=login: the sign-in page, although this browser is signed in; signing in there goes on.
+    const { url, verifier } = await authorizationRequest(service, client, redirectUri, {
+      scope: 'project:read',
+      prompt: 'login',
+    });
+    const { pages, callback } = await runAuthorization(service, jar, url, redirectUri, { handle });
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toContain('/login"');
+    expect(pages[0]).not.toContain('name="decision"');
+    const tokens = await exchangeCode(
+      service,
+      client,
+      redirectUri,
+      { code: callback.searchParams.get('code')!, verifier },
+      { client_secret: secret },
+    );
+    expect(tokens.scope).toBe('project:read');
+  });
+});
+
+describe('approving twice', () => {
+  it('(a double click) records one grant and one approval, and both answers lead on', async () => {
+    const handle = uniqueHandle('dbl');
+    // Signed in first, through another app, so this app's first authorization opens on its consent page.
+    const other = await registerPublicClient(service);
+    const jar = new CookieJar();
+    await authorizeWith(jar, other.client.client_id, other.redirectUri, 'project:read', handle, true);
+    const { client, redirectUri } = await registerPublicClient(service);
+    const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'glossary:read' });
+    let at = url;
+    let page = await jar.fetch(at);
+    while (page.status >= 300 && page.status < 400) {
+      at = new URL(page.headers.get('location')!, service.url).toString();
+      page = await jar.fetch(at);
+    }
+    const html = await page.text();
+    expect(html).toContain('name="decision"');
+    const consent = `${service.url}${new URL(at).pathname}/consent`;
+    const approve = () => postForm(jar, consent, { csrf: csrfOf(html), decision: 'approve' });
+    const answers = await Promise.all([approve(), approve()]);
+    expect(answers.map((a) => a.status)).toEqual([303, 303]);
+    expect(answers[0]!.headers.get('location')).toBe(answers[1]!.headers.get('location'));
+    const grants = await sql(
+      service,
+      `select 1 from oidc_models where model = 'Grant' and payload->>'clientId' = $1`,
+      [client.client_id],
+    );
+    expect(grants).toHaveLength(1);
+    const approvals = await sql(
+      service,
+      `select 1 from audit_events where action = 'app.authorize' and resource_id = $1`,
+      [client.client_id],
+    );
+    expect(approvals).toHaveLength(1);
+  });
+});
+
 describe('public clients (no secret)', () => {
   it('cannot reorder the words around their name with bidirectional formatting characters', async () => {
     // U+202E (right-to-left override) would turn the rest of the heading around.
@@ -147,6 +218,22 @@ describe('public clients (no secret)', () => {
     const listed = await apps.text();
     expect(listed).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
     expect(listed).toContain('<bdi>Docs helper tnuocca ruoy</bdi>');
+  });
+
+  it('show a private-use scheme as registered and every scope group by its name', async () => {
+    const redirectUri = 'com.example.app:/oauth2redirect';
+    const { client } = await registerPublicClient(service, { redirect_uris: [redirectUri] });
+    const { pages } = await authorizeWith(
+      new CookieJar(),
+      client.client_id,
+      redirectUri,
+      'project:read audit:read',
+      uniqueHandle('pus'),
+      true,
+    );
+    const consent = pages.at(-1)!;
+    expect(consent).toContain('sent back to <strong><code>com.example.app:</code></strong>');
+    expect(consent).toMatch(/<h3>Audit log<\/h3>/);
   });
 
   it('see the consent page on every authorization, whatever the loopback port (RFC 8252 §8.6)', async () => {
