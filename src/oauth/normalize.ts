@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { DEFAULT_OAUTH_SCOPES, isScope } from '../authz/scopes.ts';
 import { findTextIssues } from '../lib/text-input.ts';
 import { requireUtf8Body } from '../lib/utf8-body.ts';
+import { CLIENT_NAME_MAX_CHARACTERS } from '../web/foreign-name.ts';
 import { canonicalResource } from './resources.ts';
 
 /**
@@ -101,8 +102,16 @@ export function normalizeRegistration(): RequestHandler[] {
     next();
   };
   // The metadata is stored as it comes (client_name is shown on the consent page); the REST API's rule on
-  // characters applies, answered in RFC 7591's terms.
+  // characters applies, answered in RFC 7591's terms, and a name the consent page could show whole.
   const refuseUnsafeText: RequestHandler = (req, res, next) => {
+    const name = (req.body as { client_name?: unknown } | undefined)?.client_name;
+    if (typeof name === 'string' && [...name].length > CLIENT_NAME_MAX_CHARACTERS) {
+      res.status(400).json({
+        error: 'invalid_client_metadata',
+        error_description: `client_name must be at most ${CLIENT_NAME_MAX_CHARACTERS} characters`,
+      });
+      return;
+    }
     const issue = findTextIssues(req.body, '')[0];
     if (!issue) return next();
     res.status(400).json({

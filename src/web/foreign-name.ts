@@ -3,8 +3,17 @@
 // words around it, so that "Allow … to access your account?" could read as something else: they are
 // removed. Pages also set the name in <bdi>, so that a name in a right-to-left script stays readable
 // without moving the text beside it.
+// A name is also cut to CLIENT_NAME_MAX_CHARACTERS: registration refuses a longer one, but a client named by
+// a metadata document brings whatever its document says, and a name of a few thousand characters would fill
+// the consent page and push what the person must read (the account, the address, the scopes) out of view.
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
+/** The longest client_name registration takes, and the most of one a page shows, in characters. */
+export const CLIENT_NAME_MAX_CHARACTERS = 100;
+
 export function foreignName(name: string): string {
-  return name.replace(BIDI_CONTROLS, '');
+  const characters = [...name.replace(BIDI_CONTROLS, '')];
+  return characters.length > CLIENT_NAME_MAX_CHARACTERS
+    ? `${characters.slice(0, CLIENT_NAME_MAX_CHARACTERS).join('')}…`
+    : characters.join('');
 }

@@ -66,6 +66,18 @@ describe('dynamic client registration', () => {
     }
   });
 
+  it('takes a client_name of up to 100 characters, the most a consent page shows', async () => {
+    const register100 = (name: string) =>
+      register(service, { ...base, client_name: name, redirect_uris: ['https://app.example.com/cb'] });
+    expect((await register100(`${'ü'.repeat(99)}😀`)).status).toBe(201);
+    const long = await register100('Localization service (official) '.repeat(4));
+    expect(long.status).toBe(400);
+    expect(await long.json()).toEqual({
+      error: 'invalid_client_metadata',
+      error_description: 'client_name must be at most 100 characters',
+    });
+  });
+
   it('refuses bad redirect URIs: javascript:, data:, fragments, plain http off loopback', async () => {
     for (const uri of [
       'javascript:alert(1)',
