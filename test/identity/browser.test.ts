@@ -85,7 +85,7 @@ describe.skipIf(!hasChromium)('signing in through providers in a browser', () =>
     // The same provider subject finds the same user after signing out and in again.
     await page.goto(`${service.url}/settings/sessions`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${service.url}/signin`);
+    await page.waitForURL(`${service.url}/signin?signed_out=1`);
     await page.getByRole('link', { name: 'Sign in with Google' }).click();
     await upstreamLoginInPage(page, login);
     await page.waitForURL(`${service.url}/dashboard`);

@@ -136,8 +136,11 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     await page.getByRole('link', { name: 'Account tokens' }).click();
     await page.waitForURL(`${service.url}/settings/tokens`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${service.url}/signin`);
+    await page.waitForURL(`${service.url}/signin?signed_out=1`);
     expect(await page.locator('h1').textContent()).toContain('Sign in to the localization service');
+    // Said, where a screen reader hears it, and in the title.
+    expect(await page.getByRole('status').textContent()).toBe('You are signed out.');
+    expect(await page.title()).toMatch(/^Signed out/);
     await page.goto(`${service.url}/settings/tokens`);
     expect(page.url()).toBe(`${service.url}/signin?next=${encodeURIComponent('/settings/tokens')}`);
     await context.close();

@@ -24,18 +24,21 @@ export function signInChoices(providers: ProviderButton[], next: string): Html {
 </form>`;
 }
 
-/** The sign-in choices; `failed`: the development form came back refused (its field says why). */
+/**
+ * The sign-in choices. `failed`: the development form came back refused (its field says why); `signedOut`:
+ * the person just signed out here, which the page confirms (a fixed sentence: the address cannot add words).
+ */
 export function signInPage(
   providers: ProviderButton[],
   next: string,
-  devForm?: Html,
-  failed = false,
+  options: { devForm?: Html; failed?: boolean; signedOut?: boolean } = {},
 ): string {
   return page(
-    failed ? 'Error: Sign in' : 'Sign in',
+    options.failed ? 'Error: Sign in' : options.signedOut ? 'Signed out' : 'Sign in',
     html`<h1>Sign in to the localization service</h1>
+${options.signedOut ? html`<div class="card" role="status">You are signed out.</div>` : html``}
 ${signInChoices(providers, next)}
-${devForm ?? html``}`,
+${options.devForm ?? html``}`,
   );
 }
 

@@ -158,7 +158,12 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     res.set('Cache-Control', 'no-store');
     const next = safeNext(req.query.next, baseUrl);
     if (await sessions.current(req)) return res.redirect(303, next);
-    res.type('html').send(signInPage(providers, next, ctx.config.devLogin ? devLoginForm(next) : undefined));
+    res.type('html').send(
+      signInPage(providers, next, {
+        devForm: ctx.config.devLogin ? devLoginForm(next) : undefined,
+        signedOut: req.query.signed_out === '1',
+      }),
+    );
   });
   if (ctx.config.devLogin)
     router.use(
@@ -166,7 +171,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
         ctx,
         sessions,
         (value) => safeNext(value, baseUrl),
-        (next, error) => signInPage(providers, next, devLoginForm(next, error), true),
+        (next, error) => signInPage(providers, next, { devForm: devLoginForm(next, error), failed: true }),
       ),
     );
 
@@ -282,7 +287,7 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     }
     await sessions.end(req, res);
     await options.onSignOut(req, res);
-    res.redirect(303, '/signin');
+    res.redirect(303, '/signin?signed_out=1');
   });
 
   return router;
