@@ -40,10 +40,8 @@ export function interactionRoutes(
     } catch {
       // fall through: missing or expired interaction cookie
     }
-    res
-      .status(400)
-      .type('html')
-      .send(errorPage('invalid_request', 'This sign-in has expired. Start again from the app.'));
+    // Back after a step was answered lands here too (the interaction is used up): no cached copy of it.
+    res.set('Cache-Control', 'no-store').status(400).type('html').send(errorPage('step_over'));
     return undefined;
   }
 
@@ -52,10 +50,7 @@ export function interactionRoutes(
     const interaction = await load(req, res);
     if (!interaction) return undefined;
     if (!csrf.verify(CSRF_PURPOSE, interaction.jti, req.body?.csrf)) {
-      res
-        .status(403)
-        .type('html')
-        .send(errorPage('invalid_request', 'The form has expired. Go back and try again.'));
+      res.status(403).type('html').send(errorPage('form_expired'));
       return undefined;
     }
     return interaction;
@@ -156,14 +151,14 @@ export function interactionRoutes(
     res.set('Cache-Control', 'no-store');
     if (interaction.prompt.name === 'login') return renderLogin(req, res, interaction);
     if (interaction.prompt.name === 'consent') return renderConsent(res, interaction);
-    res.status(400).type('html').send(errorPage('invalid_request', 'Unsupported step.'));
+    res.status(400).type('html').send(errorPage('step_over', 'unsupported step'));
   });
 
   router.post(`${INTERACTION_PATH}/:uid/login`, form, async (req, res) => {
     const interaction = await loadForPost(req, res);
     if (!interaction) return;
     if (!ctx.config.devLogin || interaction.prompt.name !== 'login') {
-      res.status(403).type('html').send(errorPage('access_denied', 'Sign-in is not available here.'));
+      res.status(403).type('html').send(errorPage('access_denied', 'sign-in is not available here'));
       return;
     }
     const handle = String(req.body.handle ?? '').trim();
@@ -178,7 +173,7 @@ export function interactionRoutes(
     const interaction = await loadForPost(req, res);
     if (!interaction) return;
     if (interaction.prompt.name !== 'consent') {
-      res.status(400).type('html').send(errorPage('invalid_request', 'Nothing to approve.'));
+      res.status(400).type('html').send(errorPage('step_over', 'nothing to approve'));
       return;
     }
     if (req.body.decision !== 'approve') {

@@ -160,11 +160,56 @@ ${
   );
 }
 
+/**
+ * What a person is told when an authorization cannot go on, by the OAuth error it ended in (oidc-provider's,
+ * or a step of ours). Its code and developer wording stay on the page, folded away, for whoever reports it.
+ */
+const ERROR_WORDS: Record<string, { title: string; explain: string }> = {
+  invalid_client: {
+    title: 'This app is not known here',
+    explain:
+      'The app that sent you here is not registered with this service, or its registration was removed. Do not sign in through this link unless you trust where it came from; if you use this app, connect it again from the app itself.',
+  },
+  invalid_redirect_uri: {
+    title: 'This app asked to send you somewhere it did not register',
+    explain:
+      'Nothing was sent anywhere. The link may not come from the app it names: do not sign in through it. If you use this app, tell its maker.',
+  },
+  invalid_request: {
+    title: 'The app’s request could not be used',
+    explain:
+      'The app sent an incomplete or malformed request. This is not a problem with your account: start again from the app, and if it happens again, tell its maker.',
+  },
+  step_over: {
+    title: 'This step is over',
+    explain:
+      'This page belongs to an authorization that was already answered, or that expired (after an hour). If your app is still waiting, start again from the app.',
+  },
+  form_expired: {
+    title: 'This form has expired',
+    explain: 'Nothing was done. Go back, reload the page and try again.',
+  },
+  access_denied: {
+    title: 'Not allowed',
+    explain: 'This is not something you can do here.',
+  },
+  temporarily_unavailable: {
+    title: 'The service is busy',
+    explain: 'Nothing was done. Try again in a moment.',
+  },
+};
+const UNKNOWN_ERROR = {
+  title: 'Something went wrong',
+  explain: 'Start again from the app you came from. If it happens again, tell the app’s maker.',
+};
+
 export function errorPage(error: string, description?: string): string {
+  const words = ERROR_WORDS[error] ?? UNKNOWN_ERROR;
   return page(
-    'Something went wrong',
-    html`<h1>Something went wrong</h1>
-<div class="card error" role="alert"><p><strong>${error}</strong></p>${description ? html`<p>${description}</p>` : html``}</div>
-<p>Return to the app you came from and try again.</p>`,
+    words.title,
+    html`<h1>${words.title}</h1>
+<div class="card error" role="alert"><p>${words.explain}</p></div>
+<details><summary>Details for the app’s developer</summary><p><code>${error}</code>${description ? html`: ${description}` : html``}</p></details>
+<p><a href="/dashboard">Go to your dashboard</a></p>`,
   );
 }

@@ -195,6 +195,15 @@ describe('approving twice', () => {
       [client.client_id],
     );
     expect(approvals).toHaveLength(1);
+
+    // The browser goes on (the authorization resumes and the app gets its code); Back to the consent page
+    // then finds the step answered, and says so rather than that something expired.
+    const resumed = await jar.fetch(new URL(answers[0]!.headers.get('location')!, service.url).href);
+    expect(resumed.headers.get('location')).toMatch(/^http:\/\/127\.0\.0\.1:53117\/callback\?code=/);
+    const back = await jar.fetch(at);
+    expect(back.status).toBe(400);
+    expect(back.headers.get('cache-control')).toBe('no-store');
+    expect(await back.text()).toContain('<h1>This step is over</h1>');
   });
 });
 

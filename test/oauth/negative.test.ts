@@ -122,7 +122,9 @@ describe('authorization requests', () => {
     });
     expect(outcome.status).toBe(400);
     expect(outcome.location).toBeNull();
-    expect(outcome.body).toContain('invalid_redirect_uri');
+    // Said for the person at the browser (the link may not be genuine), the code kept for the developer.
+    expect(outcome.body).toContain('<h1>This app asked to send you somewhere it did not register</h1>');
+    expect(outcome.body).toContain('<code>invalid_redirect_uri</code>');
   });
 
   it('accepts a loopback redirect URI on another port than registered (RFC 8252)', async () => {
