@@ -9,7 +9,7 @@ import { issueInvitation } from '../../src/domain/invitations.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
 import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
-import { createTestUser } from '../support/fixtures.ts';
+import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
 
@@ -532,5 +532,31 @@ describe('names people chose', () => {
         .replaceAll('value="Site \u202eetis"', '');
       expect(shown, path).not.toContain('Site \u202eetis');
     }
+  });
+});
+
+describe('an invitation link no longer open', () => {
+  it('says so first, and why, instead of asking to join', async () => {
+    const admin = await createTestUser(service, uniqueHandle('inva'));
+    const org = uniqueHandle('invorg');
+    await createTestOrganization(service, org, admin);
+    const api = (path: string, method: string, body?: unknown) =>
+      fetch(`${service.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const created = (await (
+      await api(`/organizations/${org}/invitations`, 'POST', { email: 'late@example.com', role: 'member' })
+    ).json()) as { id: string; acceptToken: string };
+    expect((await api(`/organizations/${org}/invitations/${created.id}`, 'DELETE')).status).toBe(204);
+    const jar = await signedIn(uniqueHandle('invb'));
+    const html = await (
+      await jar.fetch(`${service.url}/invitations/answer?token=${encodeURIComponent(created.acceptToken)}`)
+    ).text();
+    expect(html).toContain('<title>Invitation no longer open · Localization service</title>');
+    expect(html).toContain('<h1>This invitation is no longer open</h1>');
+    expect(html).toContain('The organization withdrew it: ask them for a new one.');
+    expect(html).not.toContain('action="/invitations/answer"');
   });
 });

@@ -4,6 +4,7 @@ import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
+import { verifiedEmails } from '../../identity/people.ts';
 import { formErrors, isCursor, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
 
 interface Organization {
@@ -218,16 +219,26 @@ export function organizationPages(
     kit.page(async (req, res, pc) => {
       res.set('Cache-Control', 'no-store');
       const token = typeof req.query.token === 'string' ? req.query.token : '';
-      const invitation = await describeInvitation(orm.em.fork(), token);
+      const em = orm.em.fork();
+      const invitation = await describeInvitation(em, token);
+      const open = invitation?.status === 'pending';
+      // The API lets only the invited person answer (a verified e-mail of theirs is the invited one): someone
+      // else signed in is told so here, with what to do, instead of buttons that end in "Not allowed".
+      const forYou = open && (await verifiedEmails(em, pc.who.userId)).has(invitation.email.toLowerCase());
       kit.render(
         res,
         pc,
         'invitation-accept',
         {
-          title: invitation ? `Invitation to ${invitation.organization.displayName}` : 'Invitation',
+          title: !invitation
+            ? 'No such invitation'
+            : open
+              ? `Invitation to ${invitation.organization.displayName}`
+              : 'Invitation no longer open',
           section: 'dashboard',
           token,
           invitation,
+          forYou,
         },
         invitation ? 200 : 404,
       );
