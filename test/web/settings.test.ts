@@ -237,6 +237,20 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
   });
 });
 
+describe('the sign-in page', () => {
+  it('says what signing in is for when it leads back to an invitation or an app', async () => {
+    const page = (next: string) =>
+      fetch(`${service.url}/signin?next=${encodeURIComponent(next)}`).then((r) => r.text());
+    expect(await page('/invitations/answer?token=abc')).toContain('Sign in to answer your invitation');
+    expect(await page('/oauth/interaction/abc')).toContain(
+      'Sign in to continue to the app that sent you here',
+    );
+    const plain = await page('/settings/tokens');
+    expect(plain).not.toContain('Sign in to answer');
+    expect(plain).not.toContain('Sign in to continue');
+  });
+});
+
 describe('sign-in plumbing', () => {
   it('accepts only local settings, sign-in step and invitation paths as next', () => {
     const base = 'http://127.0.0.1:3000';

@@ -33,10 +33,12 @@ export function signInPage(
   next: string,
   options: { devForm?: Html; failed?: boolean; signedOut?: boolean } = {},
 ): string {
+  const purpose = purposeOf(next);
   return page(
     options.failed ? 'Error: Sign in' : options.signedOut ? 'Signed out' : 'Sign in',
     html`<h1>Sign in to the localization service</h1>
 ${options.signedOut ? html`<div class="card" role="status">You are signed out.</div>` : html``}
+${purpose ? html`<p>${purpose}</p>` : html``}
 ${signInChoices(providers, next)}
 ${options.devForm ?? html``}`,
   );
@@ -86,4 +88,12 @@ export function staleFormPage(view: {
   <a class="button" href="${view.back}">Cancel</a></div>
 </form>`,
   );
+}
+
+/** Why the person is asked to sign in, when the page they are going back to says more than "sign in". */
+function purposeOf(next: string): string | undefined {
+  if (next.startsWith('/invitations/answer')) return 'Sign in to answer your invitation to an organization.';
+  if (next.startsWith('/oauth/interaction/'))
+    return 'Sign in to continue to the app that sent you here; you will be asked what it may do.';
+  return undefined;
 }
