@@ -14,6 +14,7 @@ import { allowFormActionTo } from '../lib/csp.ts';
 import { requireUtf8Form } from '../lib/utf8-body.ts';
 import { consentPage, errorPage, loginPage } from '../web/authorization-pages.ts';
 import type { Csrf } from '../web/csrf.ts';
+import { isOrgSignInError } from '../web/sign-in/pages.ts';
 import { INTERACTION_PATH } from './provider.ts';
 import { endSessionOfSomeoneElse } from './session.ts';
 
@@ -104,6 +105,13 @@ export function interactionRoutes(
           next: base,
           error,
           handleValue: error ? String(req.body?.handle ?? '') : undefined,
+          // Sent back by "Sign in with your organization" (src/web/sign-in/routes.ts).
+          org: isOrgSignInError(req.query.org_error)
+            ? {
+                email: typeof req.query.email === 'string' ? req.query.email : '',
+                error: req.query.org_error,
+              }
+            : undefined,
         }),
       );
   }

@@ -3,7 +3,7 @@
 import { isScope, SCOPES, type Scope } from '../authz/scopes.ts';
 import { foreignName } from './foreign-name.ts';
 import { type Html, html, page } from './html.ts';
-import { type ProviderButton, signInChoices } from './sign-in/pages.ts';
+import { type OrgSignInError, type ProviderButton, signInChoices } from './sign-in/pages.ts';
 
 /** The object of every scope (`audit` of `audit:read`) has its label: a new object without one fails to compile. */
 type ScopeObject = Scope extends `${infer Object}:${string}` ? Object : never;
@@ -61,6 +61,8 @@ export interface LoginView {
   next: string;
   error?: string;
   handleValue?: string;
+  /** "Sign in with your organization" sent back here with what was typed and why it did not go on. */
+  org?: { email: string; error: OrgSignInError };
 }
 
 export function loginPage(view: LoginView): string {
@@ -95,9 +97,9 @@ ${
 </form>`
     : html``;
   return page(
-    'Sign in',
+    view.error || view.org ? 'Error: Sign in' : 'Sign in',
     html`<h1>Sign in to continue to <bdi>${foreignName(view.clientName)}</bdi></h1>
-${signInChoices(view.providers, view.next)}
+${signInChoices(view.providers, view.next, view.org)}
 ${body}
 <form method="post" action="${view.abortAction}">
   <input type="hidden" name="csrf" value="${view.csrf}">

@@ -176,6 +176,8 @@ describe('organization domains, provider and enrollment', () => {
     const unknown = await orgSignIn(`bob@nobody-${org}.example`, 'bob');
     expect(unknown.status).toBe(404);
     expect(unknown.text).toContain('No organization here');
+    // Said at the field, with what was typed kept, on the sign-in page itself.
+    expect(unknown.text).toContain(`value="bob@nobody-${org}.example" aria-invalid="true"`);
   });
 
   it('with the provider required, people at the domain cannot sign in with GitHub', async () => {

@@ -161,6 +161,35 @@ describe('a client asking for a fresh sign-in', () => {
   });
 });
 
+describe("an app's sign-in step", () => {
+  it('keeps the app when "Sign in with your organization" cannot go on: the step again, the e-mail kept, why at the field', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const jar = new CookieJar();
+    const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'project:read' });
+    let at = url;
+    let response = await jar.fetch(at);
+    while (response.status >= 300 && response.status < 400) {
+      at = new URL(response.headers.get('location')!, service.url).toString();
+      response = await jar.fetch(at);
+    }
+    const step = new URL(at).pathname;
+    expect(step).toMatch(/^\/oauth\/interaction\//);
+    const email = `bob@nowhere-${uniqueHandle('x')}.example`;
+    const sent = await jar.fetch(`${service.url}/signin/org?${new URLSearchParams({ email, next: step })}`);
+    expect(sent.status).toBe(303);
+    const again = await jar.fetch(new URL(sent.headers.get('location')!, service.url).href);
+    expect(again.status).toBe(200);
+    const html = await again.text();
+    expect(html).toContain('Sign in to continue to <bdi>Test agent</bdi>');
+    expect(html).toContain(
+      `value="${email}" aria-invalid="true" aria-describedby="work-email-error" autofocus`,
+    );
+    expect(html).toContain('No organization here signs in people with that e-mail domain.');
+    expect(html).toContain('<title>Error: Sign in');
+    expect(html).toContain('/abort"');
+  });
+});
+
 describe('approving twice', () => {
   it('(a double click) records one grant and one approval, and both answers lead on', async () => {
     const handle = uniqueHandle('dbl');

@@ -8,8 +8,27 @@ export interface ProviderButton {
   label: string;
 }
 
-/** One link per enabled provider, and the organization sign-in form (asks for a work e-mail). */
-export function signInChoices(providers: ProviderButton[], next: string): Html {
+/** Why "Sign in with your organization" could not go on with an e-mail: fixed sentences, chosen by code. */
+export const ORG_SIGN_IN_ERRORS = {
+  invalid: 'Enter your work e-mail address.',
+  unknown: 'No organization here signs in people with that e-mail domain.',
+  no_provider:
+    'The organization of that e-mail domain has no sign-in of its own set up at the moment: sign in another way, or ask one of its admins.',
+} as const;
+export type OrgSignInError = keyof typeof ORG_SIGN_IN_ERRORS;
+
+export const isOrgSignInError = (code: unknown): code is OrgSignInError =>
+  typeof code === 'string' && Object.hasOwn(ORG_SIGN_IN_ERRORS, code);
+
+/**
+ * One link per enabled provider, and the organization sign-in form (asks for a work e-mail). `org`: that form
+ * sent back with what was typed and why it did not go on, the message at the field, which has the focus.
+ */
+export function signInChoices(
+  providers: ProviderButton[],
+  next: string,
+  org?: { email: string; error: OrgSignInError },
+): Html {
   const q = `next=${encodeURIComponent(next)}`;
   return html`<ul class="users providers">${providers.map(
     (p) => html`<li><a class="button primary" href="/signin/${p.id}?${q}">Sign in with ${p.label}</a></li>`,
@@ -19,7 +38,8 @@ export function signInChoices(providers: ProviderButton[], next: string): Html {
   <h2>Sign in with your organization</h2>
   <label for="work-email">Work e-mail</label>
   <input type="text" inputmode="email" id="work-email" name="email" autocomplete="email" required
-    autocapitalize="none" spellcheck="false">
+    autocapitalize="none" spellcheck="false" value="${org?.email ?? ''}"${org ? html` aria-invalid="true" aria-describedby="work-email-error" autofocus` : html``}>
+  ${org ? html`<p class="field-error" id="work-email-error">${ORG_SIGN_IN_ERRORS[org.error]}</p>` : html``}
   <div class="actions"><button type="submit">Continue with your organization</button></div>
 </form>`;
 }
@@ -31,15 +51,20 @@ export function signInChoices(providers: ProviderButton[], next: string): Html {
 export function signInPage(
   providers: ProviderButton[],
   next: string,
-  options: { devForm?: Html; failed?: boolean; signedOut?: boolean } = {},
+  options: {
+    devForm?: Html;
+    failed?: boolean;
+    signedOut?: boolean;
+    org?: { email: string; error: OrgSignInError };
+  } = {},
 ): string {
   const purpose = purposeOf(next);
   return page(
-    options.failed ? 'Error: Sign in' : options.signedOut ? 'Signed out' : 'Sign in',
+    options.failed || options.org ? 'Error: Sign in' : options.signedOut ? 'Signed out' : 'Sign in',
     html`<h1>Sign in to the localization service</h1>
 ${options.signedOut ? html`<div class="card" role="status">You are signed out.</div>` : html``}
 ${purpose ? html`<p>${purpose}</p>` : html``}
-${signInChoices(providers, next)}
+${signInChoices(providers, next, options.org)}
 ${options.devForm ?? html``}`,
   );
 }
@@ -50,7 +75,7 @@ export function signInFailedPage(message: string, next: string): string {
     'Sign-in failed',
     html`<h1>You are not signed in</h1>
 <div class="card error" role="alert">${message}</div>
-<p><a class="button primary" href="/signin?next=${encodeURIComponent(next)}">Back to sign-in</a></p>`,
+<p><a class="button primary" href="${backToSignIn(next)}">Back to sign-in</a></p>`,
   );
 }
 
@@ -96,4 +121,9 @@ function purposeOf(next: string): string | undefined {
   if (next.startsWith('/oauth/interaction/'))
     return 'Sign in to continue to the app that sent you here; you will be asked what it may do.';
   return undefined;
+}
+
+/** Where "Back to sign-in" goes: an app's own sign-in step (it names the app and can cancel), or /signin. */
+function backToSignIn(next: string): string {
+  return next.startsWith('/oauth/interaction/') ? next : `/signin?next=${encodeURIComponent(next)}`;
 }

@@ -22,7 +22,7 @@ import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { requireUtf8Form } from '../../lib/utf8-body.ts';
 import type { Csrf } from '../csrf.ts';
 import { devLoginForm, devLoginRoute } from './dev-login.ts';
-import { linkFailedPage, signInFailedPage, signInPage, staleFormPage } from './pages.ts';
+import { linkFailedPage, type OrgSignInError, signInFailedPage, signInPage, staleFormPage } from './pages.ts';
 
 const PENDING_COOKIE = 'l10n_signin';
 const PENDING_PURPOSE = 'signin-pending';
@@ -107,6 +107,24 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
       .type('html')
       .send(linking ? linkFailedPage(message) : signInFailedPage(message, next));
 
+  /**
+   * "Sign in with your organization" could not go on: the form again, with what was typed and why at its
+   * field. From an app's sign-in step, that step's page (which names the app and can cancel), told by code.
+   */
+  function orgFormAgain(res: Response, status: number, next: string, email: string, error: OrgSignInError) {
+    if (next.startsWith('/oauth/interaction/'))
+      return res.redirect(303, `${next}?${new URLSearchParams({ org_error: error, email })}`);
+    res
+      .status(status)
+      .type('html')
+      .send(
+        signInPage(providers, next, {
+          devForm: ctx.config.devLogin ? devLoginForm(next) : undefined,
+          org: { email, error },
+        }),
+      );
+  }
+
   async function orgLeg(organizationId: string): Promise<Leg | undefined> {
     const row = await ctx.orm.em
       .fork()
@@ -182,21 +200,15 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
     // The domain in its ASCII form, as domains are verified (a@bücher.example is a@xn--bcher-kva.example).
     const at = typed.lastIndexOf('@');
     const email = at > 0 ? `${typed.slice(0, at)}@${domainOf(typed)}` : typed;
-    if (!EMAIL.test(email)) return fail(res, 400, 'Enter your work e-mail address.', next);
+    if (!EMAIL.test(email)) return orgFormAgain(res, 400, next, typed, 'invalid');
     const domain = await ctx.orm.em
       .fork()
       .findOne(OrganizationDomain, { domain: domainOf(email), verifiedAt: { $ne: null } });
-    if (!domain) return fail(res, 404, 'No organization here signs in people with that e-mail domain.', next);
+    if (!domain) return orgFormAgain(res, 404, next, typed, 'unknown');
     // The domain is an organization's, but it has no provider (removed, or not set up yet): say so, rather
     // than that no organization has the domain, so the person knows to sign in another way or ask an admin.
     const leg = await orgLeg(domain.organization.id);
-    if (!leg)
-      return fail(
-        res,
-        404,
-        'The organization of that e-mail domain has no sign-in of its own set up at the moment: sign in another way, or ask one of its admins.',
-        next,
-      );
+    if (!leg) return orgFormAgain(res, 404, next, typed, 'no_provider');
     await begin(req, res, 'org', leg, { organizationId: domain.organization.id });
   });
 
