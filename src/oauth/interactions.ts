@@ -198,7 +198,9 @@ export function interactionRoutes(
     // a second approval.
     await ctx.orm.em.fork().transactional(async (em) => {
       await em.execute(INTERACTION_LOCK, [interaction.uid]);
-      const current = await provider.interactionDetails(req, res);
+      // Read again under the lock; gone if the browser already went on with the first answer.
+      const current = await load(req, res);
+      if (!current) return;
       const answered = (current.result as InteractionResults | undefined)?.consent?.grantId;
       if (answered) return res.redirect(303, current.returnTo);
       const grantId = await recordConsent(provider, current);
