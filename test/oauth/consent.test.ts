@@ -34,6 +34,17 @@ const registerConfidentialClient = () =>
     token_endpoint_auth_method: 'client_secret_post',
   });
 
+/** The page an authorization request leads the browser to (redirects followed), and its address. */
+async function stepOf(jar: CookieJar, url: string): Promise<{ at: string; page: Response }> {
+  let at = url;
+  let page = await jar.fetch(at);
+  while (page.status >= 300 && page.status < 400) {
+    at = new URL(page.headers.get('location')!, service.url).toString();
+    page = await jar.fetch(at);
+  }
+  return { at, page };
+}
+
 async function authorizeWith(
   jar: CookieJar,
   clientId: string,
@@ -166,12 +177,7 @@ describe("an app's sign-in step", () => {
     const { client, redirectUri } = await registerPublicClient(service);
     const jar = new CookieJar();
     const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'project:read' });
-    let at = url;
-    let response = await jar.fetch(at);
-    while (response.status >= 300 && response.status < 400) {
-      at = new URL(response.headers.get('location')!, service.url).toString();
-      response = await jar.fetch(at);
-    }
+    const { at } = await stepOf(jar, url);
     const step = new URL(at).pathname;
     expect(step).toMatch(/^\/oauth\/interaction\//);
     const email = `bob@nowhere-${uniqueHandle('x')}.example`;
@@ -199,12 +205,7 @@ describe('approving twice', () => {
     await authorizeWith(jar, other.client.client_id, other.redirectUri, 'project:read', handle, true);
     const { client, redirectUri } = await registerPublicClient(service);
     const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'glossary:read' });
-    let at = url;
-    let page = await jar.fetch(at);
-    while (page.status >= 300 && page.status < 400) {
-      at = new URL(page.headers.get('location')!, service.url).toString();
-      page = await jar.fetch(at);
-    }
+    const { at, page } = await stepOf(jar, url);
     const html = await page.text();
     expect(html).toContain('name="decision"');
     const consent = `${service.url}${new URL(at).pathname}/consent`;
