@@ -8,7 +8,7 @@ import { createUserWithAccount } from '../domain/users.ts';
 
 const HANDLE = /^[a-z][a-z0-9-]{0,37}[a-z0-9]$/;
 
-export async function findDevUser(
+async function findDevUser(
   ctx: ServiceContext,
   handle: string,
 ): Promise<{ userId: string } | { error: string }> {
@@ -20,7 +20,7 @@ export async function findDevUser(
   return userId ? { userId } : { error: `No user has the handle “${handle}”.` };
 }
 
-export async function createDevUser(
+async function createDevUser(
   ctx: ServiceContext,
   handle: string,
 ): Promise<{ userId: string } | { error: string }> {
@@ -43,4 +43,18 @@ export async function createDevUser(
       return { error: `The handle “${handle}” is reserved.` };
     throw error;
   }
+}
+
+/**
+ * The development sign-in of both pages: the user with this handle, or with `create` a new one when there is
+ * none. Anyone may sign in as any local user here, so "create" with a handle that exists signs in as it:
+ * a form sent twice (a double click) signs in twice rather than saying the handle it just made is taken.
+ */
+export async function devSignInUser(
+  ctx: ServiceContext,
+  handle: string,
+  create: boolean,
+): Promise<{ userId: string } | { error: string }> {
+  const found = await findDevUser(ctx, handle);
+  return 'error' in found && create ? createDevUser(ctx, handle) : found;
 }

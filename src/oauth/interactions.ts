@@ -7,7 +7,7 @@ import type { ServiceContext } from '../context.ts';
 import { Account } from '../db/entities/index.ts';
 import { recordAudit } from '../domain/audit.ts';
 import { personalAccount } from '../domain/users.ts';
-import { createDevUser, findDevUser } from '../identity/dev-users.ts';
+import { devSignInUser } from '../identity/dev-users.ts';
 import { configuredProviders } from '../identity/providers.ts';
 import type { Sessions } from '../identity/sessions.ts';
 import { allowFormActionTo } from '../lib/csp.ts';
@@ -170,8 +170,7 @@ export function interactionRoutes(
       return;
     }
     const handle = String(req.body.handle ?? '').trim();
-    const outcome =
-      req.body.create === '1' ? await createDevUser(ctx, handle) : await findDevUser(ctx, handle);
+    const outcome = await devSignInUser(ctx, handle, req.body.create === '1');
     if ('error' in outcome) return renderLogin(req, res, interaction, outcome.error);
     await sessions.start(req, res, outcome.userId);
     await finishLogin(req, res, interaction, outcome.userId);

@@ -196,6 +196,21 @@ describe("an app's sign-in step", () => {
   });
 });
 
+describe("the development sign-in of an app's sign-in step", () => {
+  it('sent twice (a double click on "Create and sign in") signs in twice, not "the handle is taken"', async () => {
+    const { client, redirectUri } = await registerPublicClient(service);
+    const jar = new CookieJar();
+    const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'project:read' });
+    const { at, page } = await stepOf(jar, url);
+    const html = await page.text();
+    const form = { csrf: csrfOf(html), handle: uniqueHandle('twice'), create: '1' };
+    const login = `${service.url}${new URL(at).pathname}/login`;
+    const first = await postForm(jar, login, form);
+    const second = await postForm(jar, login, form);
+    expect([first.status, second.status]).toEqual([303, 303]);
+  });
+});
+
 describe('approving twice', () => {
   it('(a double click) records one grant and one approval, and both answers lead on', async () => {
     const handle = uniqueHandle('dbl');

@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { Router } from 'express';
 import type { ServiceContext } from '../../context.ts';
-import { createDevUser, findDevUser } from '../../identity/dev-users.ts';
+import { devSignInUser } from '../../identity/dev-users.ts';
 import type { Sessions } from '../../identity/sessions.ts';
 import { requireUtf8Form } from '../../lib/utf8-body.ts';
 import { html } from '../html.ts';
@@ -62,8 +62,7 @@ export function devLoginRoute(
         return;
       }
       const handle = String(req.body?.handle ?? '').trim();
-      let outcome = await findDevUser(ctx, handle);
-      if ('error' in outcome && req.body?.create === '1') outcome = await createDevUser(ctx, handle);
+      const outcome = await devSignInUser(ctx, handle, req.body?.create === '1');
       if ('error' in outcome) {
         res.status(400).type('html').send(renderError(next, outcome.error));
         return;

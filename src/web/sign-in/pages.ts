@@ -9,7 +9,7 @@ export interface ProviderButton {
 }
 
 /** Why "Sign in with your organization" could not go on with an e-mail: fixed sentences, chosen by code. */
-export const ORG_SIGN_IN_ERRORS = {
+const ORG_SIGN_IN_ERRORS = {
   invalid: 'Enter your work e-mail address.',
   unknown: 'No organization here signs in people with that e-mail domain.',
   no_provider:
