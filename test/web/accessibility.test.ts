@@ -229,6 +229,8 @@ describe.skipIf(!hasChromium)('the development sign-in refused', () => {
           document.activeElement?.getAttribute('aria-describedby'),
         ]),
       ).toEqual(['new-handle', 'true', 'handle-error']);
+      // What was typed is there to correct.
+      expect(await page.getByLabel('Handle').inputValue()).toBe('Not A Handle!');
     } finally {
       await context.close();
     }

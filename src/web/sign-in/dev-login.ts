@@ -11,7 +11,7 @@ import { html } from '../html.ts';
 const DEV_LOGIN_PATH = '/signin/dev';
 
 /** The form on /signin: a handle, signed in (or created and signed in) at once. */
-export function devLoginForm(next: string, error?: string) {
+export function devLoginForm(next: string, error?: string, handle = '') {
   return html`<h2>Development sign-in</h2>
 <p class="muted">Choose a local user or create one. This does not exist in production.</p>
 ${error ? html`<div class="card error" role="alert" id="handle-error">${error}</div>` : html``}
@@ -19,7 +19,7 @@ ${error ? html`<div class="card error" role="alert" id="handle-error">${error}</
   <input type="hidden" name="next" value="${next}">
   <label for="new-handle">Handle</label>
   <input type="text" id="new-handle" name="handle" required minlength="2" maxlength="39" autocomplete="username"
-    autocapitalize="none" spellcheck="false"${error ? html` aria-invalid="true" aria-describedby="handle-error" autofocus` : html``}>
+    autocapitalize="none" spellcheck="false" value="${handle}"${error ? html` aria-invalid="true" aria-describedby="handle-error" autofocus` : html``}>
   <label class="check"><input type="checkbox" name="create" value="1" checked> Create this user if it does not exist</label>
   <div class="actions"><button type="submit" class="primary">Create and sign in</button></div>
 </form>`;
@@ -43,7 +43,7 @@ export function devLoginRoute(
   ctx: ServiceContext,
   sessions: Sessions,
   safeNext: (value: unknown) => string,
-  renderError: (next: string, error: string) => string,
+  renderError: (next: string, error: string, handle: string) => string,
 ): Router {
   const router = Router();
   const ownOrigin = new URL(ctx.config.baseUrl).origin;
@@ -58,13 +58,20 @@ export function devLoginRoute(
       // `Origin: null` even for our own form. Without it, an Origin that names another site is refused.
       // Clients that send neither (scripts, tests) are not browsers and carry no cookie of the visitor's.
       if (!fromThisSite(req.headers, ownOrigin)) {
-        res.status(403).type('html').send(renderError(next, 'Sign in from this site’s own sign-in page.'));
+        res
+          .status(403)
+          .type('html')
+          .send(renderError(next, 'Sign in from this site’s own sign-in page.', ''));
         return;
       }
       const handle = String(req.body?.handle ?? '').trim();
       const outcome = await devSignInUser(ctx, handle, req.body?.create === '1');
       if ('error' in outcome) {
-        res.status(400).type('html').send(renderError(next, outcome.error));
+        // What was typed comes back, to be corrected rather than typed again.
+        res
+          .status(400)
+          .type('html')
+          .send(renderError(next, outcome.error, handle));
         return;
       }
       await sessions.start(req, res, outcome.userId);

@@ -189,7 +189,8 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
         ctx,
         sessions,
         (value) => safeNext(value, baseUrl),
-        (next, error) => signInPage(providers, next, { devForm: devLoginForm(next, error), failed: true }),
+        (next, error, handle) =>
+          signInPage(providers, next, { devForm: devLoginForm(next, error, handle), failed: true }),
       ),
     );
 
