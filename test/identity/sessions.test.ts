@@ -92,6 +92,8 @@ describe('browser sessions', () => {
     // A page of the app like the others: its navigation, and a way past it.
     expect(html).toContain('<a class="skip" href="#main">');
     expect(html).toContain('<nav aria-label="Main">');
+    // Ending one is asked first, and each button says which browser it ends to a screen reader.
+    expect(html).toContain('<summary>End <bdi>this session</bdi><span class="visually-hidden">: ');
     const [, other, csrf] =
       /action="\/settings\/sessions\/([0-9a-f-]+)\/end">\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(
         html,
