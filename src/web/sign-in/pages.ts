@@ -1,5 +1,6 @@
-// The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results
-// and sessions (the sign-in methods page is src/web/pages/identities.ts). Pure functions from data to HTML, in the one layout of src/web/html.ts.
+// The sign-in choices (shown on /signin and on the OAuth login step), and the pages of sign-in results (the
+// sign-in methods and sessions pages are src/web/pages/). Pure functions from data to HTML, in the one
+// layout of src/web/html.ts.
 
 import { type Html, html, page } from '../html.ts';
 

@@ -113,7 +113,10 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
    */
   function orgFormAgain(res: Response, status: number, next: string, email: string, error: OrgSignInError) {
     if (next.startsWith('/oauth/interaction/'))
-      return res.redirect(303, `${next}?${new URLSearchParams({ org_error: error, email })}`);
+      return res.redirect(
+        303,
+        `${next}${next.includes('?') ? '&' : '?'}${new URLSearchParams({ org_error: error, email })}`,
+      );
     res
       .status(status)
       .type('html')
