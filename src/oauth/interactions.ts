@@ -1,5 +1,6 @@
 // oidc-provider interactions under /oauth/interaction/:uid: the (development) sign-in and the consent
 // page. oidc-provider decides which prompt is due; these routes only render it and record the answer.
+import { setTimeout } from 'node:timers/promises';
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
@@ -15,6 +16,7 @@ import { requireUtf8Form } from '../lib/utf8-body.ts';
 import { consentPage, errorPage, loginPage } from '../web/authorization-pages.ts';
 import type { Csrf } from '../web/csrf.ts';
 import { isOrgSignInError } from '../web/sign-in/pages.ts';
+import { claimInteractionAnswer } from './adapter.ts';
 import { INTERACTION_PATH } from './provider.ts';
 import { endSessionOfSomeoneElse } from './session.ts';
 
@@ -183,25 +185,16 @@ export function interactionRoutes(
       res.status(400).type('html').send(errorPage('step_over', 'nothing to approve'));
       return;
     }
-    if (req.body.decision !== 'approve') {
-      await provider.interactionFinished(
-        req,
-        res,
-        { error: 'access_denied', error_description: 'The user denied the request.' },
-        { mergeWithLastSubmission: false },
-      );
-      return;
-    }
-    // Approve pressed twice sends two POSTs: each takes the interaction's turn, and the second, finding
-    // the first one's answer, sends the browser on as the first did rather than record a second grant and
-    // a second approval.
-    await ctx.orm.em.fork().transactional(async (em) => {
-      await em.execute(INTERACTION_LOCK, [interaction.uid]);
-      // Read again under the lock; gone if the browser already went on with the first answer.
-      const current = await load(req, res);
-      if (!current) return;
-      const answered = (current.result as InteractionResults | undefined)?.consent?.grantId;
-      if (answered) return res.redirect(303, current.returnTo);
+    await answerOnce(req, res, interaction, async (current) => {
+      if (req.body.decision !== 'approve') {
+        await provider.interactionFinished(
+          req,
+          res,
+          { error: 'access_denied', error_description: 'The user denied the request.' },
+          { mergeWithLastSubmission: false },
+        );
+        return;
+      }
       const grantId = await recordConsent(provider, current);
       await auditConsent(req, current, grantId);
       await provider.interactionFinished(
@@ -212,6 +205,32 @@ export function interactionRoutes(
       );
     });
   });
+
+  /**
+   * A consent page is answered once: Approve pressed twice, or Approve and then Deny, sends two POSTs. The
+   * first to claim the interaction (claimInteractionAnswer) answers it; any other waits for that answer and
+   * then leads the browser on as it does, recording nothing and overriding nothing. Waiting is polling,
+   * not a lock held in the database, so no connection of the pool is kept meanwhile.
+   */
+  async function answerOnce(
+    req: Request,
+    res: Response,
+    interaction: Interaction,
+    answer: (current: Interaction) => Promise<void>,
+  ) {
+    const claimed = await claimInteractionAnswer(ctx.orm, interaction.uid);
+    for (let waited = 0; ; waited += ANSWER_POLL_MS) {
+      // Gone (answer shown a step error page) when the browser already went on with the first answer.
+      const current = await load(req, res);
+      if (!current) return;
+      const result = current.result as InteractionResults | undefined;
+      if (result && ('consent' in result || 'error' in result)) return res.redirect(303, current.returnTo);
+      if (claimed) return answer(current);
+      // The other request is still answering (or died doing so): the authorization decides from here.
+      if (waited >= ANSWER_WAIT_MS) return res.redirect(303, current.returnTo);
+      await setTimeout(ANSWER_POLL_MS);
+    }
+  }
 
   /**
    * An approval is in the person's audit log (`app.authorize`, as its end is, `app.disconnect`): what an app
@@ -259,8 +278,9 @@ export function interactionRoutes(
   return router;
 }
 
-/** One interaction's answer at a time, across instances (the consent POST). */
-const INTERACTION_LOCK = `select pg_advisory_xact_lock(hashtext('localization-service:interaction'), hashtext(?))`;
+/** How long a second answer of one consent page waits for the first, and how often it looks. */
+const ANSWER_WAIT_MS = 5_000;
+const ANSWER_POLL_MS = 100;
 
 /** Adds what the consent prompt said was missing to the user's grant for this client (or a new one). */
 async function recordConsent(provider: Provider, interaction: Interaction): Promise<string> {
