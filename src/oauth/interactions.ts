@@ -78,12 +78,13 @@ export function interactionRoutes(
 
   async function renderLogin(req: Request, res: Response, interaction: Interaction, error?: string) {
     // Signed in to this service already (a browser session): no second sign-in, straight on to consent.
-    // Unless the client asked for a fresh one (prompt=login, or a max_age the sign-in is older than): the
-    // person at the keyboard may not be who signed in (a shared computer), so only a sign-in made since this
-    // authorization began counts, and the page offers every way to sign in. The interaction knows when it
-    // began to the second: a sign-in in that same second is taken as older (no person signs in that fast).
+    // Unless the client asked for a fresh one (prompt=login): the person at the keyboard may not be who
+    // signed in (a shared computer), so only a sign-in made since this authorization began counts, and the
+    // page offers every way to sign in. The interaction knows when it began to the second: a sign-in in that
+    // same second is taken as older (no person signs in that fast). (`max_age` would ask the same, but
+    // oidc-provider takes it only with the openid scope, which this server does not offer.)
     const who = error ? undefined : await sessions.current(req);
-    const freshAsked = interaction.prompt.reasons.some((r) => r === 'login_prompt' || r === 'max_age');
+    const freshAsked = interaction.prompt.reasons.includes('login_prompt');
     const signedInSince = who !== undefined && who.signedInAt.getTime() >= (interaction.iat! + 1) * 1000;
     if (who && (!freshAsked || signedInSince)) return finishLogin(req, res, interaction, who.userId);
     const em = ctx.orm.em.fork();

@@ -187,7 +187,11 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
     },
     renderError: (koa, out) => {
       koa.type = 'html';
-      koa.body = errorPage(out.error ?? 'server_error', out.error_description);
+      // The resume of a step used up or expired (Back after an answer, a second resume) is no fault of the
+      // app's request, as oidc-provider's invalid_request would have it.
+      const stepOver = koa.oidc?.route === 'resume' && out.error === 'invalid_request';
+      const error = out.error ?? 'server_error';
+      koa.body = errorPage(error, out.error_description, stepOver ? 'step_over' : error);
     },
   };
 

@@ -205,8 +205,9 @@ const UNKNOWN_ERROR = {
   explain: 'Start again from the app you came from. If it happens again, tell the app’s maker.',
 };
 
-export function errorPage(error: string, description?: string): string {
-  const words = ERROR_WORDS[error] ?? UNKNOWN_ERROR;
+/** `error` the code shown to developers, `kind` what the person is told (the code's own words by default). */
+export function errorPage(error: string, description?: string, kind = error): string {
+  const words = ERROR_WORDS[kind] ?? UNKNOWN_ERROR;
   return page(
     words.title,
     html`<h1>${words.title}</h1>

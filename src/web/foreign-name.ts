@@ -12,8 +12,18 @@ const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 export const CLIENT_NAME_MAX_CHARACTERS = 100;
 
 export function foreignName(name: string): string {
-  const characters = [...name.replace(BIDI_CONTROLS, '')];
-  return characters.length > CLIENT_NAME_MAX_CHARACTERS
-    ? `${characters.slice(0, CLIENT_NAME_MAX_CHARACTERS).join('')}…`
-    : characters.join('');
+  const text = name.replace(BIDI_CONTROLS, '');
+  if ([...text].length <= CLIENT_NAME_MAX_CHARACTERS) return text;
+  // Cut where a reader sees a character end (a flag, a family emoji, a letter with its accent are one),
+  // within the limit counted in code points: a cluster of a thousand combining marks is one grapheme.
+  let kept = '';
+  let count = 0;
+  for (const { segment } of GRAPHEMES.segment(text)) {
+    count += [...segment].length;
+    if (count > CLIENT_NAME_MAX_CHARACTERS) break;
+    kept += segment;
+  }
+  return `${kept}…`;
 }
+
+const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });

@@ -181,7 +181,10 @@ describe("an app's sign-in step", () => {
     const step = new URL(at).pathname;
     expect(step).toMatch(/^\/oauth\/interaction\//);
     const email = `bob@nowhere-${uniqueHandle('x')}.example`;
-    const sent = await jar.fetch(`${service.url}/signin/org?${new URLSearchParams({ email, next: step })}`);
+    // A next that already says something of its own (a hand-made link) is told this reason, not both.
+    const sent = await jar.fetch(
+      `${service.url}/signin/org?${new URLSearchParams({ email, next: `${step}?org_error=invalid&email=zz` })}`,
+    );
     expect(sent.status).toBe(303);
     const again = await jar.fetch(new URL(sent.headers.get('location')!, service.url).href);
     expect(again.status).toBe(200);

@@ -127,6 +127,14 @@ describe('authorization requests', () => {
     expect(outcome.body).toContain('<code>invalid_redirect_uri</code>');
   });
 
+  it('answers the resume of a step that is used up or unknown as a step that is over, not as the app’s fault', async () => {
+    const response = await new CookieJar().fetch(`${service.url}/oauth/authorize/no-such-step`);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(html).toContain('<h1>This step is over</h1>');
+    expect(html).toContain('<code>invalid_request</code>');
+  });
+
   it('accepts a loopback redirect URI on another port than registered (RFC 8252)', async () => {
     const { client } = await registerPublicClient(service);
     const otherPort = 'http://127.0.0.1:61999/callback';

@@ -16,4 +16,13 @@ describe('a foreign name', () => {
     expect([...shown]).toHaveLength(CLIENT_NAME_MAX_CHARACTERS + 1);
     expect(shown).toBe(`${[...long].slice(0, CLIENT_NAME_MAX_CHARACTERS).join('')}…`);
   });
+
+  it('is cut where a reader sees a character end, never inside a flag, an emoji family or an accent', () => {
+    const a99 = 'a'.repeat(CLIENT_NAME_MAX_CHARACTERS - 1);
+    for (const tail of ['👨‍👩‍👧‍👦', '🇫🇷🇩🇪', 'e\u0301x']) {
+      expect(foreignName(`${a99}${tail}`), tail).toBe(`${a99}…`);
+    }
+    // A cluster of many combining marks counts by its code points, not as one character.
+    expect([...foreignName(`x${'\u0301'.repeat(500)}`)].length).toBeLessThanOrEqual(1);
+  });
 });

@@ -112,11 +112,12 @@ export function identityRoutes(ctx: ServiceContext, options: IdentityRoutesOptio
    * field. From an app's sign-in step, that step's page (which names the app and can cancel), told by code.
    */
   function orgFormAgain(res: Response, status: number, next: string, email: string, error: OrgSignInError) {
-    if (next.startsWith('/oauth/interaction/'))
-      return res.redirect(
-        303,
-        `${next}${next.includes('?') ? '&' : '?'}${new URLSearchParams({ org_error: error, email })}`,
-      );
+    if (next.startsWith('/oauth/interaction/')) {
+      const back = new URL(next, baseUrl);
+      back.searchParams.set('org_error', error);
+      back.searchParams.set('email', email);
+      return res.redirect(303, `${back.pathname}${back.search}`);
+    }
     res
       .status(status)
       .type('html')
