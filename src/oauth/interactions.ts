@@ -221,7 +221,7 @@ export function interactionRoutes(
   ) {
     const claimed = await claimInteractionAnswer(ctx.orm, interaction.uid);
     for (let waited = 0; ; waited += ANSWER_POLL_MS) {
-      // Gone (answer shown a step error page) when the browser already went on with the first answer.
+      // Gone when the browser already went on with the first answer: load() has sent "This step is over".
       const current = await load(req, res);
       if (!current) return;
       const result = current.result as InteractionResults | undefined;
