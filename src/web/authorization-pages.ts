@@ -145,6 +145,7 @@ ${
     : html``
 }
 <h2>${view.alreadyGranted.length > 0 ? 'It asks for more access:' : 'It will be able to:'}</h2>
+<p class="muted">It acts as you: in your own account, and in each of your organizations as far as your role there allows.</p>
 ${scopeList(view.requested)}
 ${
   view.alreadyGranted.length > 0

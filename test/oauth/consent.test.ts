@@ -316,6 +316,8 @@ describe('public clients (no secret)', () => {
     const consent = pages.at(-1)!;
     expect(consent).toContain('sent back to <strong><code>com.example.app:</code></strong>');
     expect(consent).toMatch(/<h3>Audit log<\/h3>/);
+    // Where it acts: the scopes reach the person's organizations too, as far as their role allows.
+    expect(consent).toContain('in each of your organizations as far as your role there allows');
   });
 
   it('see the consent page on every authorization, whatever the loopback port (RFC 8252 §8.6)', async () => {
