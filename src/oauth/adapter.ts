@@ -114,22 +114,24 @@ export function storageKey(model: string, id: string): string {
  * of its own since (refresh-grace.ts); rows rotated before still hold it there.
  */
 export const SUCCESSOR_PAYLOAD_FIELD = 'successor_encrypted';
+/** When a request claimed the answer of an interaction (claimInteractionAnswer), in its row's payload. */
+const ANSWER_CLAIM_FIELD = 'answeringSince';
 /** Fields kept in a row's payload for ourselves, never handed to oidc-provider. */
-const PRIVATE_FIELDS = [SUCCESSOR_PAYLOAD_FIELD] as const;
+const PRIVATE_FIELDS = [SUCCESSOR_PAYLOAD_FIELD, ANSWER_CLAIM_FIELD] as const;
 
 /**
  * One request's claim on answering an interaction (its consent page answered twice, Approve pressed twice or
  * Approve then Deny), marked in the interaction's own row with the time: true for the request that may
- * answer it. One statement, so no connection is held while the answer is made. oidc-provider's next save of
- * the interaction (the answer) writes its payload without the mark; a claim older than CLAIM_SECONDS, of a
- * request that died answering, no longer counts.
+ * answer it. One statement, so no connection is held while the answer is made. The mark is a private field
+ * (oidc-provider never sees it), so its next save of the interaction (the answer) writes the payload
+ * without it; a claim older than CLAIM_SECONDS, of a request that died answering, no longer counts.
  */
 export async function claimInteractionAnswer(orm: Orm, uid: string): Promise<boolean> {
   const rows = await orm.em.getConnection().execute(
     `update oidc_models
-        set payload = payload || jsonb_build_object('answeringSince', extract(epoch from now()))
+        set payload = payload || jsonb_build_object('${ANSWER_CLAIM_FIELD}', extract(epoch from now()))
       where model = 'Interaction' and id = ?
-        and coalesce((payload->>'answeringSince')::float8, 0) < extract(epoch from now()) - ?
+        and coalesce((payload->>'${ANSWER_CLAIM_FIELD}')::float8, 0) < extract(epoch from now()) - ?
       returning id`,
     [uid, CLAIM_SECONDS],
   );
