@@ -41,7 +41,6 @@ const IDENTITY = /^(github|google|oidc):\P{Cc}{1,255}$/u;
 /** Length in characters (code points), as the API's schema counts it: an emoji is one, not two. */
 const characters = (text: string) => [...text].length;
 
-/** What the command's audit events share: no request behind them, so no address or request id. */
 /**
  * Records a change the command made, as the API records the same change (same action, resource and details),
  * with `userId` as the actor and the door `cli` (no address or request id); written in the change's flush.

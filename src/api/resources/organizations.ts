@@ -65,10 +65,6 @@ export async function findOrganization(op: OperationContext): Promise<IOrganizat
 const organizationOfAccount = prepared('select id from organizations where account_id = ?');
 
 /**
- * The id of the organization behind the operation's target account, for reads that need nothing else of
- * it: one prepared statement, no entity. A personal account is no organization: 404, as findOrganization.
- */
-/**
  * The organization's changes that must not overlap (its memberships, its domains) take their turn: its row
  * locked until the transaction ends, in a mode that leaves inserts referencing it (an invitation, a
  * membership) free to take their key-share lock. The pipeline's holdMembership does the same by account.
@@ -77,6 +73,10 @@ export async function takeOrganizationTurn(op: OperationContext, organizationId:
   await op.sql('select 1 from organizations where id = ? for no key update', [organizationId]);
 }
 
+/**
+ * The id of the organization behind the operation's target account, for reads that need nothing else of
+ * it: one prepared statement, no entity. A personal account is no organization: 404, as findOrganization.
+ */
 export async function findOrganizationId(op: OperationContext): Promise<string> {
   const target = op.target!;
   const [row] =
@@ -195,10 +195,10 @@ export const organizationHandlers = {
     const organization = await findOrganization(op);
     const account = organization.account;
     const projects = await op.em.count(Project, { account: account.id });
-    // Recorded before the delete: the event outlives the account (its account_id becomes null), so the
-    // details say what was deleted.
     // The identities its provider issued end with it (endOrganizationIdentities says why).
     const identitiesEnded = await endOrganizationIdentities(op.em, organization.id);
+    // Recorded before the delete: the event outlives the account (its account_id becomes null), so the
+    // details say what was deleted.
     op.audit('organization.delete', 'organization', organization.id, {
       handle: account.handle,
       accountId: account.id,
