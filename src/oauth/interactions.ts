@@ -18,7 +18,7 @@ import type { Csrf } from '../web/csrf.ts';
 import { isOrgSignInError } from '../web/sign-in/pages.ts';
 import { claimInteractionAnswer } from './adapter.ts';
 import { INTERACTION_PATH } from './provider.ts';
-import { endSessionOfSomeoneElse } from './session.ts';
+import { endAuthorizationSession, endSessionOfSomeoneElse } from './session.ts';
 
 const CSRF_PURPOSE = 'interaction';
 const LOGIN_LIST_LIMIT = 50;
@@ -144,6 +144,7 @@ export function interactionRoutes(
     res.type('html').send(
       consentPage({
         action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
+        switchAction: `${INTERACTION_PATH}/${interaction.uid}/switch`,
         csrf: csrf.token(CSRF_PURPOSE, interaction.jti),
         clientName: client.name,
         clientId: String(interaction.params.client_id),
@@ -205,6 +206,24 @@ export function interactionRoutes(
         { mergeWithLastSubmission: true },
       );
     });
+  });
+
+  // "Not you?" on the consent page: someone else is at this browser (a shared computer). The person named
+  // there is signed out as by Sign out, and the authorization, let go of that session as when another
+  // person signs in (session.ts), resumes and asks who is authorizing: the sign-in step, then this page
+  // again for whoever signs in. Nothing is approved or denied on the way; the app waits as it would.
+  router.post(`${INTERACTION_PATH}/:uid/switch`, form, async (req, res) => {
+    const interaction = await loadForPost(req, res);
+    if (!interaction) return;
+    if (interaction.prompt.name !== 'consent' || interaction.result) {
+      res.status(400).type('html').send(errorPage('step_over', 'nothing to approve'));
+      return;
+    }
+    await sessions.end(req, res);
+    await endAuthorizationSession(provider, req, res);
+    interaction.session = undefined;
+    await interaction.persist();
+    res.redirect(303, interaction.returnTo);
   });
 
   /**

@@ -110,6 +110,8 @@ ${body}
 
 export interface ConsentView {
   action: string;
+  /** Signs the person out and asks who is authorizing (someone else at this browser). */
+  switchAction: string;
   csrf: string;
   clientName: string;
   clientId: string;
@@ -134,6 +136,10 @@ export function consentPage(view: ConsentView): string {
     `Allow ${foreignName(view.clientName)}?`,
     html`<h1>Allow <strong><bdi>${foreignName(view.clientName)}</bdi></strong> to access your account?</h1>
 <p>Signed in as <strong>@${view.userHandle}</strong>.</p>
+<form method="post" action="${view.switchAction}">
+  <input type="hidden" name="csrf" value="${view.csrf}">
+  <button type="submit">Not you? Sign out and use another account</button>
+</form>
 <div class="card">
   <p>After you decide, you will be sent back to <strong><code>${view.redirectTarget}</code></strong>${view.redirectNote ? html` (${view.redirectNote})` : html``}.</p>
   ${documentHost(view.clientId) ? html`<p>It identifies itself with a document published by <strong>${documentHost(view.clientId)!}</strong>.</p>` : html``}

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/orm.ts';
-import { listConnectedApps, revokeConnectedApp } from '../../src/oauth/index.ts';
+import { listConnectedApps, resourceFor, revokeConnectedApp } from '../../src/oauth/index.ts';
 import { useOAuthService } from '../support/suite.ts';
 import {
   authorizationRequest,
@@ -14,6 +14,7 @@ import {
   registerClient,
   registerPublicClient,
   runAuthorization,
+  signedInJar,
   sql,
   tokenRequest,
   uniqueHandle,
@@ -169,6 +170,96 @@ describe('a client asking for a fresh sign-in', () => {
       { client_secret: secret },
     );
     expect(tokens.scope).toBe('project:read');
+  });
+});
+
+describe('someone else at the consent page', () => {
+  it('"Not you?" signs the named person out and asks who authorizes; the token is of whoever signs in then', async () => {
+    const first = uniqueHandle('nya');
+    const second = uniqueHandle('nyb');
+    const { client, redirectUri } = await registerConfidentialClient();
+    const jar = await signedInJar(service, first);
+    const { url, verifier } = await authorizationRequest(service, client, redirectUri, {
+      scope: 'user:read',
+      resource: resourceFor('rest', service.config.baseUrl),
+    });
+    // Signed in already: straight to the consent page, which names who is signed in and offers the switch.
+    const { at, page } = await stepOf(jar, url);
+    const consent = await page.text();
+    expect(consent).toContain(`Signed in as <strong>@${first}</strong>`);
+    const step = new URL(at).pathname;
+    expect(consent).toContain(`action="${step}/switch"`);
+
+    // A forged switch (no CSRF token) changes nothing: the person stays signed in.
+    expect((await postForm(jar, `${service.url}${step}/switch`, {})).status).toBe(403);
+    expect((await jar.fetch(`${service.url}/dashboard`)).status).toBe(200);
+
+    const switched = await postForm(jar, `${service.url}${step}/switch`, { csrf: csrfOf(consent) });
+    expect(switched.status).toBe(303);
+    // The authorization goes on to its sign-in step, with nobody signed in any more.
+    const { at: signInAt, page: signInPage } = await stepOf(
+      jar,
+      new URL(switched.headers.get('location')!, service.url).href,
+    );
+    const signIn = await signInPage.text();
+    expect(signIn).toContain('Sign in to continue to');
+    expect(signIn).not.toContain('name="decision"');
+    expect((await jar.fetch(`${service.url}/dashboard`)).status).toBe(303);
+
+    // The other person signs in there and approves: the code's token is theirs, not the first person's.
+    const signedIn = await postForm(jar, `${service.url}${new URL(signInAt).pathname}/login`, {
+      csrf: csrfOf(signIn),
+      handle: second,
+      create: '1',
+    });
+    expect(signedIn.status).toBe(303);
+    const { callback, pages } = await runAuthorization(
+      service,
+      jar,
+      new URL(signedIn.headers.get('location')!, service.url).href,
+      redirectUri,
+      { handle: second },
+    );
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toContain(`Signed in as <strong>@${second}</strong>`);
+    const tokens = await exchangeCode(
+      service,
+      client,
+      redirectUri,
+      { code: callback.searchParams.get('code')!, verifier },
+      { client_secret: String(client.client_secret) },
+    );
+    const me = await fetch(`${service.url}/api/v1/user`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(((await me.json()) as { handle: string }).handle).toBe(second);
+    // The first person authorized nothing.
+    const approvals = await sql(
+      service,
+      `select a.handle from audit_events e join accounts a on a.id = e.account_id
+        where e.action = 'app.authorize' and e.resource_id = $1`,
+      [client.client_id],
+    );
+    expect(approvals).toEqual([{ handle: second }]);
+  });
+
+  it('is refused once the consent page was answered', async () => {
+    const { client, redirectUri } = await registerConfidentialClient();
+    const jar = await signedInJar(service, uniqueHandle('nyc'));
+    const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'project:read' });
+    const { at, page } = await stepOf(jar, url);
+    const consent = await page.text();
+    const step = new URL(at).pathname;
+    const approved = await postForm(jar, `${service.url}${step}/consent`, {
+      csrf: csrfOf(consent),
+      decision: 'approve',
+    });
+    expect(approved.status).toBe(303);
+    const late = await postForm(jar, `${service.url}${step}/switch`, { csrf: csrfOf(consent) });
+    expect(late.status).toBe(400);
+    expect(await late.text()).toContain('This step is over');
+    // Still signed in: a late switch signs no one out.
+    expect((await jar.fetch(`${service.url}/dashboard`)).status).toBe(200);
   });
 });
 
