@@ -99,6 +99,10 @@ describe('policy parsing', () => {
     ['p, self, project, read, maybe', /effect must be allow or deny/],
     ['g, self, admin', /must start with "p"/],
     ['p, self, project, read, allow\np, self, project, read, allow', /:2: duplicate of line 1/],
+    ['p, public_account, project, write, allow', /public_account may only read: allowing it project:write/],
+    ['p, public_account, organization, admin, allow', /public_account may only read/],
+    // Old Mac line endings: still one rule per line, so the second line is the duplicate.
+    ['p, self, project, read, allow\rp, self, project, read, allow', /:2: duplicate of line 1/],
   ])('refuses %j', (text, message) => {
     expect(() => parsePolicy(text)).toThrow(message);
   });

@@ -30,7 +30,8 @@ const DEFAULT_POLICY_DIR = join(import.meta.dirname, '..', '..', 'policies');
 export function parsePolicy(text: string, file = 'policy.csv'): PolicyRule[] {
   const rules: PolicyRule[] = [];
   const seen = new Map<string, number>();
-  text.split('\n').forEach((raw, index) => {
+  // Any line ending an editor may leave (a file saved with old Mac endings would otherwise be one line).
+  text.split(/\r\n|\r|\n/).forEach((raw, index) => {
     const line = index + 1;
     const content = raw.trim();
     if (content === '' || content.startsWith('#')) return;
@@ -45,6 +46,12 @@ export function parsePolicy(text: string, file = 'policy.csv'): PolicyRule[] {
       fail(`unknown role "${role}"; roles: ${ROLES.join(', ')}`);
     if (!isScope(`${object}:${action}`)) fail(`"${object}:${action}" is not a known scope`);
     if (effect !== 'allow' && effect !== 'deny') fail(`effect must be allow or deny, not "${effect}"`);
+    // public_account is anyone signed in, on any public account: it reads, and an allow line for anything
+    // else would let every user change every public account (a deny line changes nothing, so it may stay).
+    if (role === 'public_account' && effect === 'allow' && action !== 'read')
+      fail(
+        `public_account may only read: allowing it ${object}:${action} would let anyone change every public account`,
+      );
     const key = `${role},${object},${action},${effect}`;
     if (seen.has(key)) fail(`duplicate of line ${seen.get(key)}`);
     seen.set(key, line);
