@@ -16,8 +16,10 @@ type PlainRead = Pick<OperationContext, 'service' | 'sql' | 'query' | 'target'>;
  * a list's CPU time.
  */
 export async function findAccountRows<T extends { id: string }>(op: PlainRead, entity: EntityName<T>) {
-  const request = pageRequest(op.query);
-  const { statement, params } = statementsOf(op.service.orm, entity).pages(op.target!.accountId, request);
+  const statements = statementsOf(op.service.orm, entity);
+  // Bound to the entity's table and the account: a projects cursor is not a models one.
+  const request = pageRequest(op.query, statements.table, op.target!.accountId);
+  const { statement, params } = statements.pages(op.target!.accountId, request);
   const fetched = await op.sql<PlainRow<T>[]>(statement, params);
   // Typed as the entity's row for the serializer's sake; a relation is only its id here, so a serializer
   // given these rows takes the row's own columns (a Pick of the entity) and nothing else.
@@ -41,6 +43,8 @@ export async function findAccountRow<T extends { id: string }>(
 }
 
 interface AccountRowStatements {
+  /** The entity's table, which names its list (what a cursor is bound to). */
+  table: string;
   pages: ReturnType<typeof keysetPages>;
   byHandle: PreparedStatement;
 }
@@ -63,7 +67,11 @@ function statementsOf<T extends object>(orm: PlainRead['service']['orm'], entity
       return `${prop.runtimeType === 'Date' ? isoTimestamp(`"${column}"`) : `"${column}"`} as "${prop.name}"`;
     });
     const select = `select ${columns.join(', ')} from "${meta.tableName}" where account_id = ?`;
-    found = { pages: keysetPages(select, 'id'), byHandle: prepared(`${select} and handle = ?`) };
+    found = {
+      table: meta.tableName,
+      pages: keysetPages(select, 'id'),
+      byHandle: prepared(`${select} and handle = ?`),
+    };
     statementsByEntity.set(entity, found);
   }
   return found;

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { UUID } from '../lib/ids.ts';
 import { problems } from './problem.ts';
@@ -8,6 +9,8 @@ import { problems } from './problem.ts';
 export interface PageRequest {
   limit: number;
   afterId: string | undefined;
+  /** The list these pages belong to (its name and owner), which its cursors are bound to. */
+  list: string;
 }
 
 /** A cursor as the service hands it out: the text it stands for, in unpadded base64url. */
@@ -26,13 +29,44 @@ export function decodeCursor(cursor: string, valid: (text: string) => boolean): 
   return text;
 }
 
-export function pageRequest(query: { cursor?: string; limit?: number }): PageRequest {
+/**
+ * A short, fixed-length tag of a list: a cursor carries it, so one handed out by another list (another
+ * collection, or the same collection of another account) is refused instead of silently paging through the
+ * wrong rows, often to an empty page an agent would take for an empty list. It hides nothing and proves
+ * nothing: a caller only ever pages within what it may read, whatever the cursor says.
+ */
+const listTag = (list: string) => hash('sha256', list, 'base64url').slice(0, 11);
+
+// `<list tag>.<id of the last row>`, the id as PostgreSQL writes it (lower case).
+const PAGE_CURSOR = /^([A-Za-z0-9_-]{11})\.(.{36})$/;
+
+/**
+ * The page a list's request asks for. `list` names the collection and `owner` whose it is (the account,
+ * the organization, the caller), which together are what a cursor is bound to.
+ */
+export function pageRequest(
+  query: { cursor?: string; limit?: number },
+  list: string,
+  owner: string,
+): PageRequest {
   const limit = query.limit ?? 20;
-  if (!query.cursor) return { limit, afterId: undefined };
+  const request: PageRequest = { limit, afterId: undefined, list: `${list}\0${owner}` };
+  if (!query.cursor) return request;
   // Only the ids this service hands out (PostgreSQL writes them in lower case): PostgreSQL would refuse
   // anything else with a driver error.
-  const afterId = decodeCursor(query.cursor, (id) => UUID.test(id) && id === id.toLowerCase());
-  return { limit, afterId };
+  const text = decodeCursor(query.cursor, (text) => {
+    const id = PAGE_CURSOR.exec(text)?.[2];
+    return id !== undefined && UUID.test(id) && id === id.toLowerCase();
+  });
+  const [, tag, afterId] = PAGE_CURSOR.exec(text)!;
+  if (tag !== listTag(request.list)) {
+    throw problems.badRequest(
+      "The cursor belongs to another list (another collection, or another account's); send each cursor back to the list that handed it out, or start again without one.",
+      '/query/cursor',
+    );
+  }
+  request.afterId = afterId;
+  return request;
 }
 
 /** A page's statement and its values, as `op.sql` takes them. */
@@ -64,6 +98,6 @@ export function page<T extends { id: string }, U>(rows: T[], request: PageReques
   const more = rows.length > request.limit;
   return {
     items: items.map(serialize),
-    nextCursor: more ? encodeCursor(items.at(-1)!.id) : null,
+    nextCursor: more ? encodeCursor(`${listTag(request.list)}.${items.at(-1)!.id}`) : null,
   };
 }

@@ -168,7 +168,7 @@ export async function versionHistory<T extends VersionRow>(
 ): Promise<{ rows: HistoryRow[]; request: PageRequest }> {
   const accountId = op.target!.accountId;
   const statements = statementsOf(history);
-  const request = pageRequest(op.query);
+  const request = pageRequest(op.query, history.noun, accountId);
   let afterVersion = 0;
   if (request.afterId) {
     const [after] = await op.sql<{ version: number }[]>(statements.cursor, [request.afterId, accountId]);

@@ -170,6 +170,72 @@ describe('REST', () => {
     );
   });
 
+  it('takes a cursor only from the list that handed it out: not another collection, not another account', async () => {
+    const org = await rest('POST', '/api/v1/organizations', { handle: 'cursor-org', displayName: 'Cursors' });
+    expect(org.status).toBe(201);
+    for (const account of ['ada', 'cursor-org']) {
+      for (const handle of ['k1', 'k2']) {
+        const project = await rest('POST', `/api/v1/accounts/${account}/projects`, {
+          handle,
+          name: handle,
+          sourceLocale: 'en',
+        });
+        expect(project.status).toBe(201);
+      }
+      for (const handle of ['m1', 'm2']) {
+        const model = await rest('POST', `/api/v1/accounts/${account}/models`, {
+          handle,
+          model: 'openai:gpt-4o',
+        });
+        expect(model.status).toBe(201);
+      }
+    }
+    const cursorOf = async (path: string) => {
+      const listed = await rest('GET', `${path}?limit=1`);
+      expect(listed.status).toBe(200);
+      const { nextCursor } = (await listed.json()) as { nextCursor: string | null };
+      expect(nextCursor).toEqual(expect.any(String));
+      return nextCursor!;
+    };
+    const adaProjects = await cursorOf('/api/v1/accounts/ada/projects');
+    const orgProjects = await cursorOf('/api/v1/accounts/cursor-org/projects');
+    const adaModels = await cursorOf('/api/v1/accounts/ada/models');
+    // Each works where it came from...
+    for (const [path, cursor] of [
+      ['/api/v1/accounts/ada/projects', adaProjects],
+      ['/api/v1/accounts/cursor-org/projects', orgProjects],
+      ['/api/v1/accounts/ada/models', adaModels],
+    ] as const) {
+      expect((await rest('GET', `${path}?limit=1&cursor=${cursor}`)).status).toBe(200);
+    }
+    // ...and nowhere else, where it used to page silently through the wrong rows (often to an empty page).
+    for (const [path, cursor] of [
+      ['/api/v1/accounts/cursor-org/projects', adaProjects],
+      ['/api/v1/accounts/ada/models', adaProjects],
+      ['/api/v1/organizations/cursor-org/members', orgProjects],
+      ['/api/v1/accounts/ada/projects', adaModels],
+      ['/api/v1/accounts', adaProjects],
+    ] as const) {
+      await expectProblem(await rest('GET', `${path}?cursor=${cursor}`), '/query/cursor', /another list/);
+    }
+    // A cursor made up from a bare id, as cursors were before they named their list, is not one either.
+    const bareId = Buffer.from(Buffer.from(adaProjects, 'base64url').toString().split('.')[1]!).toString(
+      'base64url',
+    );
+    await expectProblem(await rest('GET', `/api/v1/accounts/ada/projects?cursor=${bareId}`), '/query/cursor');
+    // The same refusal over MCP, at the tool's argument.
+    const client = await mcpClient(service, ada.token);
+    const result = await client.callTool({
+      name: 'list_members',
+      arguments: { org: 'cursor-org', cursor: orgProjects },
+    });
+    expect(toolProblemOf(result)).toMatchObject({
+      status: 400,
+      errors: [{ pointer: '/arguments/cursor', message: expect.stringMatching(/another list/) }],
+    });
+    await client.close();
+  });
+
   it('reads an integer in the query only when it is written in decimal digits', async () => {
     for (const limit of ['0x10', '1e1', '%201', '1.0', '0b11', '']) {
       await expectProblem(

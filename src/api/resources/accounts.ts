@@ -60,7 +60,7 @@ async function accessibleAccounts(
 
 export const accountHandlers = {
   async listAccounts(op) {
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'accounts', op.caller.userId);
     const rows = await accessibleAccounts(
       op.sql,
       op.caller.userId,

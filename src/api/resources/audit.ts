@@ -66,7 +66,7 @@ const EVENT_COLUMNS = `e.id, ${isoTimestamp('e.occurred_at')} as "occurredAt", e
 
 export const auditHandlers = {
   async listAuditEvents(op) {
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'audit events', op.target!.accountId);
     // Only the filters given go into the statement, each with its value as a parameter, so the planner
     // sees the keyset condition as an index bound whatever else is asked.
     const conditions = ['e.account_id = ?'];

@@ -146,7 +146,7 @@ async function answer(op: OperationContext, invitation: IInvitation, status: 'ac
 export const invitationHandlers = {
   async listInvitations(op) {
     const organizationId = await findOrganizationId(op);
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'invitations', organizationId);
     const rows = await invitationRows(op.sql, organizationId, {
       status: op.query.status ?? 'pending',
       afterId: request.afterId,

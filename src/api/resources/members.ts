@@ -137,7 +137,7 @@ export const memberHandlers = {
   async listMembers(op) {
     const { kind, accountId, handle } = op.target!;
     if (kind !== 'organization') throw noOrganization(handle);
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'members', accountId);
     const { statement, params } = memberPage(accountId, request);
     const rows = await op.sql<MemberRow[]>(statement, params);
     return { status: 200, body: page(rows, request, serializeMember) };

@@ -103,7 +103,7 @@ interface MyOrganizationRow {
 
 export const organizationHandlers = {
   async listOrganizations(op) {
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'organizations', op.caller.userId);
     const restrictedTo = op.caller.restrictedToAccountId ?? null;
     const rows = await op.sql<MyOrganizationRow[]>(
       `select a.id, a.handle, a.display_name, a.visibility, a.created_at, a.updated_at, m.role

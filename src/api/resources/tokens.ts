@@ -33,7 +33,7 @@ const tokenPage = keysetPages(
 
 export const tokenHandlers = {
   async listTokens(op) {
-    const request = pageRequest(op.query);
+    const request = pageRequest(op.query, 'tokens', op.target!.accountId);
     const { statement, params } = tokenPage(op.target!.accountId, request);
     const rows = await op.sql<(TokenRow & { createdBy: string })[]>(statement, params);
     const now = new Date();
