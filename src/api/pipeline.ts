@@ -293,9 +293,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const { caller_membership_role: membershipRole, credential_epoch: _epoch, ...accountRow } = row;
       const roles = await resolveRoles(connection, caller, accountFacts(accountRow), membershipRole);
       if (!policy.allows(roles, object, action)) {
-        // Existence does not leak: only a caller who can see the account learns that it exists.
-        if (roles.size === 0 || action === 'read')
-          throw problems.notFound(`No account "${handle}", or you cannot see it.`);
+        // Existence does not leak: only a caller who can see the account learns that it exists, and a
+        // denied read (any GET, whatever its scope's action) answers as if there were nothing to read there.
+        if (roles.size === 0) throw problems.notFound(`No account "${handle}", or you cannot see it.`);
+        if (!write)
+          throw problems.notFound(
+            `Nothing to show in "${handle}": your role there does not allow ${spec.scope}, which this read needs.`,
+          );
         throw problems.forbidden(`Your role on "${handle}" does not allow ${spec.scope}.`);
       }
       if (write && membershipRole !== null) {

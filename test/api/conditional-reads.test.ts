@@ -58,6 +58,30 @@ describe('conditional reads', () => {
     }
   });
 
+  it('come back through the generated SDK as the README says: status 304, no data, an empty error', async () => {
+    await sdk.saveVoice({ client: ada.client, path: { account: 'ada' }, body: { tone: 'plain' } });
+    const read = await sdk.getVoice({ client: ada.client, path: { account: 'ada' } });
+    const etag = read.data!.etag;
+    const again = await sdk.getVoice({
+      client: ada.client,
+      path: { account: 'ada' },
+      headers: { 'If-None-Match': etag },
+    });
+    // fetch does not count a 304 as ok, nor does the client: the status is what tells it apart.
+    expect(again.response.status).toBe(304);
+    expect(again.response.headers.get('etag')).toBe(etag);
+    expect(again.data).toBeUndefined();
+    expect(again.error).toEqual({});
+    await expect(
+      sdk.getVoice({
+        client: ada.client,
+        path: { account: 'ada' },
+        headers: { 'If-None-Match': etag },
+        throwOnError: true,
+      }),
+    ).rejects.toEqual({});
+  });
+
   it('answer 404 when nothing is stored, whatever If-None-Match says', async () => {
     for (const path of ['voice', 'glossary']) {
       const none = await fetch(`${service.url}/api/v1/accounts/bob/${path}`, {

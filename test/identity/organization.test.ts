@@ -101,8 +101,27 @@ describe('organization domains, provider and enrollment', () => {
     const taken = await sdk.addDomain({ client: rival.client, path: { org: rivalOrg }, body: { domain } });
     expect(taken.response.status).toBe(409);
     // And someone outside the organization does not even see its domains.
-    const member = await sdk.listDomains({ client: rival.client, path: { org } });
-    expect(member.response.status).toBe(404);
+    const outsider = await sdk.listDomains({ client: rival.client, path: { org } });
+    expect(outsider.response.status).toBe(404);
+    expect(outsider.error!.detail).toBe(`No account "${org}", or you cannot see it.`);
+    // A member sees the organization, not its domains: a denied read is a 404 whatever its scope's action
+    // (organization:admin here), and says so rather than that the organization is missing. It was a 403.
+    const plain = await createTestUser(service, uniqueHandle('plain'));
+    const publicOrg = uniqueHandle('pubdom');
+    await createTestOrganization(service, publicOrg, rival, { visibility: 'public', members: [plain] });
+    const denied = await sdk.listDomains({ client: plain.client, path: { org: publicOrg } });
+    expect(denied.response.status).toBe(404);
+    expect(denied.error!.detail).toBe(
+      `Nothing to show in "${publicOrg}": your role there does not allow organization:admin, which this read needs.`,
+    );
+    // Someone outside a public organization sees it too, and hears the same about its identity provider.
+    const stranger = await createTestUser(service, uniqueHandle('strg'));
+    const publicRead = await sdk.getIdentityProvider({ client: stranger.client, path: { org: publicOrg } });
+    expect(publicRead.response.status).toBe(404);
+    expect(publicRead.error!.detail).toMatch(/^Nothing to show in /);
+    // A write on an account the caller sees is still a 403.
+    const write = await sdk.addDomain({ client: plain.client, path: { org: publicOrg }, body: { domain } });
+    expect(write.response.status).toBe(403);
     // A verified domain whose organization has no provider yet: the sign-in page says that, not that no
     // organization has the domain.
     const early = await orgSignIn(`someone@${domain}`, 'someone');
