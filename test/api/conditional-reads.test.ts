@@ -7,7 +7,7 @@ import { mcpClient, modernClient } from '../mcp/helpers.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 const service = useService();
-const { ada, bob } = useUsers(service, 'ada', 'bob');
+const { ada, bob, cy } = useUsers(service, 'ada', 'bob', 'cy');
 
 const get = (path: string, ifNoneMatch?: string) =>
   fetch(`${service.url}/api/v1/accounts/ada/${path}`, {
@@ -59,12 +59,12 @@ describe('conditional reads', () => {
   });
 
   it('come back through the generated SDK as the README says: status 304, no data, an empty error', async () => {
-    await sdk.saveVoice({ client: ada.client, path: { account: 'ada' }, body: { tone: 'plain' } });
-    const read = await sdk.getVoice({ client: ada.client, path: { account: 'ada' } });
+    await sdk.saveVoice({ client: cy.client, path: { account: 'cy' }, body: { tone: 'plain' } });
+    const read = await sdk.getVoice({ client: cy.client, path: { account: 'cy' } });
     const etag = read.data!.etag;
     const again = await sdk.getVoice({
-      client: ada.client,
-      path: { account: 'ada' },
+      client: cy.client,
+      path: { account: 'cy' },
       headers: { 'If-None-Match': etag },
     });
     // fetch does not count a 304 as ok, nor does the client: the status is what tells it apart.
@@ -74,8 +74,8 @@ describe('conditional reads', () => {
     expect(again.error).toEqual({});
     await expect(
       sdk.getVoice({
-        client: ada.client,
-        path: { account: 'ada' },
+        client: cy.client,
+        path: { account: 'cy' },
         headers: { 'If-None-Match': etag },
         throwOnError: true,
       }),
