@@ -431,7 +431,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             ? { pointer: '/body', message: 'is required: send it as JSON' }
             : {
                 pointer: toPointer(e.instancePath, e.params as Record<string, unknown>),
-                message: e.message ?? 'is invalid',
+                message: validationMessage(e),
               },
         ),
       ]);
@@ -513,6 +513,14 @@ function accountFacts(row: Record<string, unknown>): AccountFacts {
     visibility: row.visibility as AccountFacts['visibility'],
     userId: (row.user_id as string | null) ?? null,
   };
+}
+
+/** Ajv's words, but an enum names its values (Ajv says only "must be equal to one of the allowed values"). */
+function validationMessage(error: { keyword: string; params: unknown; message?: string }): string {
+  const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues;
+  if (error.keyword === 'enum' && Array.isArray(allowed))
+    return `must be one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
+  return error.message ?? 'is invalid';
 }
 
 // openapi-backend reports `/requestBody/name` or `/query/limit`; clients see pointers into what they sent.

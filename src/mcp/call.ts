@@ -82,7 +82,8 @@ function isOfType(type: string, value: unknown): boolean {
 export function refusedArguments(definition: ToolDefinition, problem: Problem | ProblemBody): CallToolResult {
   const body = inAgentTerms(definition, problem instanceof Problem ? problem.toJSON() : problem);
   const errors = body.errors ?? [];
-  const where = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ');
+  // "pointer: message": a message of our own is a sentence, which would otherwise run into the pointer.
+  const where = errors.map((issue) => `${issue.pointer}: ${issue.message}`).join('; ');
   return problemResult({
     ...body,
     detail: `Invalid arguments for tool ${definition.tool.name}${where ? `: ${where}` : ''}`,

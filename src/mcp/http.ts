@@ -77,7 +77,8 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   };
 
   router.options(MCP_PATH, checkOrigin, (_req, res) => {
-    res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
+    // POST only: this server offers no GET stream and keeps no session to DELETE (both answer 405).
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
     res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
     res.setHeader('Access-Control-Max-Age', '86400');
     res.status(204).end();

@@ -215,6 +215,8 @@ function toolWording(catalogue: Catalogue): (text: string) => string {
         /the answer is 304 with no body/g,
         'the result is `{ "notModified": true, "etag": … }` instead of the document',
       )
+      // A pointer into what a REST request sends (/body/x, /query/x, /params/x) is /arguments/x in a call.
+      .replace(/(?<![\w/])\/(?:body|query|params)\/(?=\w)/g, '/arguments/')
       .replace(pattern, (word) => swaps.get(word) ?? word);
 }
 

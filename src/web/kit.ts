@@ -88,7 +88,7 @@ const PLAIN: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/^must match format "email"$/, 'Enter an e-mail address.'],
   [/^must match format "uri"$/, 'Enter a full URL, such as https://example.com/v1.'],
   [/^must match pattern "(.*)"$/s, (pattern) => PATTERNS[pattern] ?? 'This is not in the expected form.'],
-  [/^must be equal to one of the allowed values$/, 'Choose one of the offered values.'],
+  [/^must be one of .*$/s, 'Choose one of the offered values.'],
 ];
 const plain = (message: string) => {
   for (const [pattern, replacement] of PLAIN) {

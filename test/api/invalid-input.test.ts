@@ -132,6 +132,21 @@ describe('a request with very many mistakes', () => {
   });
 });
 
+describe('a value outside an enum', () => {
+  it('is told the values it may take', async () => {
+    const response = await fetch(`${service.url}/api/v1/accounts/ada/glossary/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ enforcementMode: 'block' }),
+    });
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as { errors: unknown[] };
+    expect(problem.errors).toEqual([
+      { pointer: '/body/enforcementMode', message: 'must be one of "off", "warn", "strict"' },
+    ]);
+  });
+});
+
 describe('malformed input on every write operation', () => {
   it('covers every write operation of openapi.yaml', () => {
     expect(writes.length).toBeGreaterThanOrEqual(20);

@@ -95,7 +95,7 @@ describe('MCP server at /mcp', () => {
       const result = await adaMcp.callTool({ name: 'create_project', arguments: args });
       const problem = toolProblemOf(result);
       expect(problem.status).toBe(400);
-      expect(problem.detail).toMatch(/^Invalid arguments for tool create_project: \/arguments\//);
+      expect(problem.detail).toMatch(/^Invalid arguments for tool create_project: \/arguments\/\w+: /);
       return problem.errors!.map((e) => e.pointer);
     };
     expect(
@@ -145,6 +145,11 @@ describe('MCP server at /mcp', () => {
       };
       expect(ifNoneMatch.description).toContain('notModified');
       expect(ifNoneMatch.description).not.toContain('304');
+      // A pointer in a description names the argument, as the tool's errors do.
+      const createToken = tools.find((tool) => tool.name === 'create_token')!;
+      expect(createToken.description).toContain('/arguments/expiresInDays');
+      const described = JSON.stringify(tools);
+      expect(described).not.toMatch(/\/(body|query|params)\/\w/);
     } finally {
       await fresh.close();
     }
@@ -347,7 +352,8 @@ describe('HTTP details of /mcp', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:6274');
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
-    expect(preflight.headers.get('access-control-allow-methods')).toMatch(/POST/);
+    // Only what this server answers: GET and DELETE are 405 here, so a preflight does not offer them.
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
 
     const unauthenticated = await postMcp(service, list, { Origin: 'http://localhost:6274' });
     expect(unauthenticated.status).toBe(401);
