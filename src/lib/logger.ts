@@ -24,6 +24,9 @@ const REDACT = [
   '*.code_verifier',
   // What Node's URL parser could not read (ERR_INVALID_URL): a connection string with its password.
   'err.input',
+  // The command a Redis client's error quotes (ioredis): `HELLO 3 AUTH <user> <password>` when Redis
+  // refuses the credentials of REDIS_URL. The command's name stays, for whoever reads the outage.
+  'err.command.args',
 ];
 
 /**

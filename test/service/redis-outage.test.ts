@@ -148,3 +148,38 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
     expect(lines.filter((l) => /rate-limit Redis is back/.test(l.msg))).toHaveLength(1);
   });
 });
+
+// A Redis that refuses the credentials of REDIS_URL (a wrong password, or one changed under a running
+// fleet): ioredis's error carries the command it sent, `HELLO 3 AUTH <user> <password>`, and the outage
+// line logged that error whole, password included.
+describe.skipIf(!hasRedisServer)('when the rate-limit Redis refuses the credentials', () => {
+  const written: string[] = [];
+  let redis: OwnedRedis;
+  let service: TestService;
+
+  beforeAll(async () => {
+    redis = await startRedisServer(await freePort());
+    const logger = createLogger({ logLevel: 'debug' }, { write: (line: string) => void written.push(line) });
+    const url = new URL(redis.url);
+    url.username = 'operator';
+    url.password = 'Refused-Pw-7731';
+    service = await startOAuthService({ REDIS_URL: url.href }, { logger });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await redis?.kill();
+  });
+
+  it('logs the outage without the password', async () => {
+    // Still served (limits off), and the refusal is logged as an outage...
+    expect(await registerSixTimes(randomAddress(), service)).toEqual(Array(6).fill(201));
+    await expect
+      .poll(() => written.filter((line) => line.includes('rate-limit Redis unreachable')).length)
+      .toBe(1);
+    const outage = JSON.parse(written.find((line) => line.includes('rate-limit Redis unreachable'))!);
+    expect(outage.err.message).toMatch(/WRONGPASS/);
+    // ...whose error still names the command, but not what it carried.
+    expect(outage.err.command).toEqual({ name: 'hello', args: '[redacted]' });
+    expect(written.join('\n')).not.toContain('Refused-Pw-7731');
+  });
+});
