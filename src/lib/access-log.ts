@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import type { RequestHandler } from 'express';
 import { type Logger, redactRequest, requestLineLogger } from './logger.ts';
+import { requestIdsOf } from './request-context.ts';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -11,10 +12,13 @@ declare module 'node:http' {
   }
 }
 
-// One line per answered request, with its id sent back as X-Request-Id. pino-http did this, but it builds
-// two child loggers with the whole request serialized and redacted on every request, before it knows whether
-// the line will be written at all: about 7% of a REST read's CPU, even with request logging off. This writes
-// the same line ("request completed", or "request errored" at error level for a 5xx) only when its level is on.
+// One line per request, with its id sent back as X-Request-Id. pino-http did this, but it builds two child
+// loggers with the whole request serialized and redacted on every request, before it knows whether the line
+// will be written at all: about 7% of a REST read's CPU, even with request logging off. This writes the same
+// line ("request completed", or "request errored" at error level for a 5xx) only when its level is on, and
+// "request aborted" (warn) for one whose answer was never sent whole: the client went away, Node's request
+// timeout cut a slow body off with its own 408, or a shutdown ran out of time. Such a request has no status of
+// ours, and used to be logged as a 200 completed.
 
 const REQUEST_ID = /^[\w.-]{1,100}$/;
 
@@ -63,11 +67,14 @@ export function accessLog(
     const done = () => {
       if (logged) return;
       logged = true;
+      const aborted = !res.writableFinished;
       const failed = res.statusCode >= 500;
-      const level = failed ? 'error' : 'info';
+      const level = aborted ? 'warn' : failed ? 'error' : 'info';
       if (!lineLogger.isLevelEnabled(level)) return;
       lineLogger[level](
         {
+          // The socket's close runs outside the request's context, where the logger finds no ids.
+          ...(aborted && requestIdsOf(req)),
           // A credential sent in a query string (refused, but logged as the request line) never reaches the log;
           // the Authorization and Cookie headers are redacted by the logger itself.
           req: redactRequest({
@@ -82,10 +89,12 @@ export function accessLog(
             remoteAddress: req.socket.remoteAddress,
             remotePort: req.socket.remotePort,
           }),
-          res: { statusCode: res.statusCode, headers: loggedResponseHeaders(res) },
+          // An aborted request has no status the client is known to have read: the one set is what the
+          // service would have answered (after Node's 408 on a stalled body, say, the body reader's 400).
+          res: { statusCode: aborted ? null : res.statusCode, headers: loggedResponseHeaders(res) },
           responseTime: Math.round(performance.now() - started),
         },
-        failed ? 'request errored' : 'request completed',
+        aborted ? 'request aborted' : failed ? 'request errored' : 'request completed',
       );
     };
     // `close` alone for a request the client gave up on before the answer was sent.

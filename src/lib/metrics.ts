@@ -103,14 +103,22 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     registry,
     timeRequests(req, res, next) {
       const start = process.hrtime.bigint();
-      res.once('finish', () => {
+      // Once per request, `close` alone for one whose answer was never sent whole (status "aborted": the
+      // client went away, the request timed out, or a shutdown cut it off).
+      let observed = false;
+      const observe = () => {
+        if (observed) return;
+        observed = true;
         const seconds = Number(process.hrtime.bigint() - start) / 1e9;
         const door = doorOf(req.originalUrl);
         const operation =
           res.locals.metricsOperation ??
           (req.route ? `${req.method} ${req.baseUrl}${req.route.path}` : 'other');
-        requestDuration.observe({ door, operation, status: String(res.statusCode) }, seconds);
-      });
+        const status = res.writableFinished ? String(res.statusCode) : 'aborted';
+        requestDuration.observe({ door, operation, status }, seconds);
+      };
+      res.once('finish', observe);
+      res.once('close', observe);
       next();
     },
     tokenOutcome(grantType, outcome, error) {

@@ -47,6 +47,15 @@ function traceIdOf(req: IncomingMessage): string {
   return id;
 }
 
+/**
+ * The ids of a request's lines, for a line written outside its context: the end of a request the client
+ * or the server cut off is noticed by its socket, not by anything the request was running.
+ */
+export function requestIdsOf(req: IncomingMessage): { requestId?: string; traceId?: string } {
+  const traceId = traceIds.get(req);
+  return { ...(req.id !== undefined && { requestId: req.id }), ...(traceId !== undefined && { traceId }) };
+}
+
 /** Runs the rest of the request inside its context; mount after the request id is assigned. */
 export const requestContext: RequestHandler = (req, _res, next) => {
   storage.run({ requestId: String(req.id), traceId: traceIdOf(req) }, next);

@@ -285,7 +285,11 @@ export function createMcpRouter(options: McpHttpOptions): Router {
   // read, so the body is read here for its id (unreadable: null).
   const unavailable: ErrorRequestHandler = (error, req, res, next) => {
     if (!isDatabaseUnavailable(error) || res.headersSent) return next(error);
-    const answer = () => sendAnswer(res, unavailableAnswer(jsonRpcIdOf(req.body)));
+    const answer = () => {
+      // Labelled as an answered request is (checkScopes), which this one never reached.
+      labelOperation(res, mcpOperation(Array.isArray(req.body) ? req.body : [req.body], registry.byName));
+      sendAnswer(res, unavailableAnswer(jsonRpcIdOf(req.body)));
+    };
     if (req.body !== undefined || req.method !== 'POST') return answer();
     parseJson(req, res, answer);
   };

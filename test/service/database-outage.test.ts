@@ -22,6 +22,7 @@ import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
+const METRICS_TOKEN = 'outage-metrics-token-0123456789abcdef';
 let dir: string;
 let pgPort: number;
 let postgres: EmbeddedDatabase;
@@ -43,7 +44,10 @@ beforeAll(async () => {
   chmodSync(dir, 0o755); // as root, PostgreSQL runs as its own user, which must enter the folder
   pgPort = await freePort();
   postgres = await startEmbeddedPostgres(dir, pgPort);
-  service = await startTestService({}, { database: { url: postgres.url, drop: async () => {} } });
+  service = await startTestService(
+    { METRICS_TOKEN: METRICS_TOKEN },
+    { database: { url: postgres.url, drop: async () => {} } },
+  );
   ada = await createTestUser(service, 'ada');
 });
 afterAll(async () => {
@@ -222,6 +226,16 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
       8,
       '2026-07-28 SDK',
     );
+
+    // Each of those 503s is in the latency histogram under its operation, as an answered call would be
+    // (the answers of an unknown caller were labelled by the route, "POST /mcp/mcp").
+    const scraped = await (
+      await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    expect(scraped).toMatch(
+      /http_request_duration_seconds_count\{door="mcp",operation="listAccounts",status="503"\} [1-9]/,
+    );
+    expect(scraped).not.toContain('/mcp/mcp');
 
     // OAuth: the token endpoint's own error format.
     const token = await fetch(`${service.url}/oauth/token`, {

@@ -2,12 +2,22 @@
 // reaches express: src/http-errors.ts answers it in the format of the door the request named (JSON-RPC on
 // /mcp, the OAuth error on /oauth, a page for a browser), not in the REST API's for all of them.
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.ts';
 import { rawExchange } from '../support/raw-http.ts';
 import { startTestService } from '../support/service.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
+const lines: Record<string, unknown>[] = [];
 const service = useService(() =>
-  startTestService({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '1500', DEV_LOGIN: 'true' }),
+  startTestService(
+    { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '1500', DEV_LOGIN: 'true' },
+    {
+      logger: createLogger(
+        { logLevel: 'info' },
+        { write: (line: string) => void lines.push(JSON.parse(line)) },
+      ),
+    },
+  ),
 );
 const { ada } = useUsers(service, 'ada');
 
@@ -33,5 +43,21 @@ describe('a request whose body stalls', () => {
     });
     expect(page.headers).toContain('content-type: text/html');
     expect(page.body).toContain('The request was not sent in time.');
+
+    // None of them was answered by the service: each is logged as aborted, with its ids, and no status of
+    // ours (they were logged as "request completed" with 200), and counted as aborted.
+    const requestLines = lines.filter((line) =>
+      ['/mcp', '/oauth/token', '/signin/dev'].includes((line.req as { url?: string } | undefined)?.url ?? ''),
+    );
+    expect(requestLines).toHaveLength(3);
+    for (const line of requestLines) {
+      expect(line).toMatchObject({
+        msg: 'request aborted',
+        level: 40,
+        requestId: expect.any(String),
+        traceId: expect.any(String),
+        res: { statusCode: null },
+      });
+    }
   });
 });
