@@ -35,6 +35,8 @@ class UsageError extends Error {}
 /** A display name's bound (openapi.yaml: displayName of users and organizations; the schema checks it too). */
 const DISPLAY_NAME_MAX_LENGTH = 100;
 const EMAIL = /^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$/;
+/** The longest address the API stores (openapi.yaml's maxLength on a user's e-mail, RFC 5321's path limit). */
+const EMAIL_MAX_LENGTH = 254;
 /** A way to sign in: a provider and the subject it names the person by (1 to 255 characters, as stored). */
 const IDENTITY = /^(github|google|oidc):\P{Cc}{1,255}$/u;
 
@@ -112,6 +114,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
     handleOf(values.handle, 'handle');
     if (!values.email || !EMAIL.test(values.email))
       throw new UsageError('--email must be an e-mail address.');
+    if ([...values.email].length > EMAIL_MAX_LENGTH)
+      throw new UsageError(`--email must be at most ${EMAIL_MAX_LENGTH} characters, as the API allows.`);
     // A provider's subject is an identifier: no tab or line break either.
     if (values.identity !== undefined && !IDENTITY.test(values.identity))
       throw new UsageError(

@@ -151,7 +151,7 @@ describe('npm run admin', { timeout: 120_000 }, () => {
     ]);
   });
 
-  it('refuses control characters in every free-text option, naming the option, and stores nothing', async () => {
+  it('refuses control characters in every free-text option and an e-mail the API would refuse, naming the option, and stores nothing', async () => {
     const url = service.database.url;
     const cases: [string[], RegExp][] = [
       [
@@ -177,6 +177,11 @@ describe('npm run admin', { timeout: 120_000 }, () => {
       [
         ['create-user', '--handle', 'gina', '--email', 'g@example.com', '--identity', 'oidc:a\nb'],
         /--identity must be .*without control characters/,
+      ],
+      // As long as the API's own limit and no longer: 254 characters (an address the API could not show).
+      [
+        ['create-user', '--handle', 'gina', '--email', `${'a'.repeat(64)}@${'b'.repeat(186)}.com`],
+        /--email must be at most 254 characters/,
       ],
       [
         ['create-org', '--handle', 'g\u001b[2Jx', '--admin', 'alice'],
