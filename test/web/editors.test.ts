@@ -48,6 +48,51 @@ describe('the glossary editor', () => {
   });
 });
 
+describe('an edit of an entry someone renamed or removed meanwhile', () => {
+  it('is refused, saying so, rather than bringing the entry back beside the renamed one', async () => {
+    const owner = uniqueHandle('gre');
+    const jar = await signedIn(owner);
+    for (const term of ['flagtest', 'keep']) {
+      expect((await postEntry(jar, owner, { term, definition: 'first' })).status).toBe(303);
+    }
+    const editPath = `/accounts/${owner}/glossary?edit=flagtest`;
+    const action = `/accounts/${owner}/glossary/entries`;
+    const staleForm = await formOn(jar, editPath, action);
+    expect(staleForm).toContain('name="original" value="flagtest"');
+    // Another tab renames it.
+    const other = await formOn(jar, editPath, action);
+    const renamed = await postForm(jar, `${service.url}${action}`, {
+      csrf: csrfOf(other),
+      etag: etagOf(other),
+      original: 'flagtest',
+      term: 'flagtest-renamed',
+      definition: 'first',
+    });
+    expect(renamed.status).toBe(303);
+    // This tab's edit, sent with the current ETag (as after a refused stale save, whose form carries it).
+    const current = etagOf(await formOn(jar, `/accounts/${owner}/glossary`, action));
+    const edit = await postForm(jar, `${service.url}${action}`, {
+      csrf: csrfOf(staleForm),
+      etag: current,
+      original: 'flagtest',
+      term: 'flagtest',
+      definition: 'edited',
+    });
+    expect(edit.status).toBe(409);
+    const html = await edit.text();
+    expect(html).toContain('no longer in the glossary');
+    // What was typed is kept, and the form adds from here on.
+    expect(html).toContain('<textarea id="f-entry-definition" name="definition">\nedited</textarea>');
+    expect(html).toContain('name="original" value=""');
+    const page = await (await jar.fetch(`${service.url}/accounts/${owner}/glossary`)).text();
+    expect(page).toContain('flagtest-renamed');
+    expect(page).not.toMatch(/>flagtest</);
+    // A link to edit it now says it is gone, instead of quietly showing the add form.
+    const link = await (await jar.fetch(`${service.url}${editPath}`)).text();
+    expect(link).toContain('The entry this link edits is not in the glossary any more');
+  });
+});
+
 describe('the glossary add form', () => {
   it('refuses a term the glossary already has instead of overwriting that entry', async () => {
     const owner = uniqueHandle('gad');

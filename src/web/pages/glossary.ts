@@ -351,6 +351,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           (flag === 'forbidden' && e.forbidden)),
     );
     const editing = typeof query.edit === 'string' ? entries.find((e) => e.term === query.edit) : undefined;
+    // A link to edit an entry that is gone (renamed or removed since) says so, rather than quietly showing
+    // the add form. Not in the link's words: a notice never repeats what a URL says (kit.noticeOf).
+    const missing =
+      typeof query.edit === 'string' && query.edit !== '' && !editing
+        ? 'The entry this link edits is not in the glossary any more: it was renamed or removed.'
+        : undefined;
     const settings = await pc.call('getGlossarySettings', { params: { account } });
     kit.render(
       res,
@@ -361,7 +367,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         section: 'dashboard',
         crumbs: crumbs(account, [{ label: 'Glossary' }]),
         acting: { handle: account, role },
-        notice: extra.notice,
+        notice: extra.notice ?? missing,
         account,
         glossary,
         total: entries.length,
@@ -441,6 +447,19 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       // The entry being edited, named by the form it came from; the add form names none, and adds a new
       // entry even when its term is one the glossary has (refused below, never overwriting that entry).
       const at = values.original ? entries.findIndex((e) => e.term === values.original) : -1;
+      // The entry the form edits is gone: someone renamed or removed it since the form was made. Saving
+      // would add it back beside the renamed one (or undo the removal); the form says so instead, and is an
+      // add form from here on, so that adding it back is a choice.
+      if (values.original && at < 0) {
+        const gone = `"${values.original}" is no longer in the glossary: someone renamed or removed it since you opened it, and nothing was saved. Save again to add it as a new entry.`;
+        return glossaryPage(
+          res,
+          pc,
+          account,
+          {},
+          { status: 409, entry: { values: { ...values, original: '' }, fields: {}, form: [gone] } },
+        );
+      }
       const storedTranslations = at >= 0 ? entries[at]!.translations : {};
       const entry: Entry = {
         term: values.term.trim(),
