@@ -146,6 +146,48 @@ describe('glossary CSV', () => {
     }
   });
 
+  it('refuses a column it would misread: a misspelt one, one that is no locale, one named twice, an unknown flag', async () => {
+    const owner = uniqueHandle('csc');
+    const jar = await signedIn(owner);
+    for (const [csv, message] of [
+      // Each was imported: the first two as translations into the "locales" forbiden and notes (the
+      // rule dropped), the third kept only its last de cell, the fourth read "Y" as false.
+      [
+        'term,definition,forbiden\nbadword,x,true\n',
+        /&quot;forbiden&quot;: did you mean &quot;forbidden&quot;\?/,
+      ],
+      ['term,definition,notes\nbadword,x,internal\n', /&quot;notes&quot;, which is neither one of term/],
+      ['term,de,de\nx,a,b\n', /names the column &quot;de&quot; twice/],
+      [
+        'term,definition,caseSensitive,doNotTranslate,forbidden\nflag,,Y,ja,false\n',
+        /line 2 has &quot;ja&quot; in the doNotTranslate column/,
+      ],
+    ] as const) {
+      const refused = await postCsv(jar, owner, csv);
+      expect(refused.status, csv).toBe(400);
+      expect(await refused.text(), csv).toMatch(message);
+    }
+    // Locales of any case and shape the API takes, flags in their other spellings and a trailing comma
+    // (spreadsheets write one) still import.
+    await importCsv(
+      jar,
+      owner,
+      'term,definition,caseSensitive,doNotTranslate,forbidden,DE,pt-BR,te,\nfine,ok,yes,x,0,gut,bom,మంచి,\n',
+    );
+    expect(parse(await exportCsv(jar, owner), { columns: true, bom: true })).toEqual([
+      {
+        term: 'fine',
+        definition: 'ok',
+        caseSensitive: 'true',
+        doNotTranslate: 'true',
+        forbidden: 'false',
+        de: 'gut',
+        'pt-BR': 'bom',
+        te: 'మంచి',
+      },
+    ]);
+  });
+
   it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
     const owner = uniqueHandle('csd');
     const jar = await signedIn(owner);

@@ -155,7 +155,65 @@ function sameEntry(stored: Entry | undefined, imported: Entry): boolean {
   );
 }
 
-const truthy = (value: string | undefined) => /^(true|yes|1|x)$/i.test((value ?? '').trim());
+const TRUE = /^(true|yes|y|1|x)$/i;
+const FALSE = /^(false|no|n|0|)$/i;
+/**
+ * A flag cell of an imported row: true, yes, y, 1 or x for true, false, no, n, 0 or nothing for false. Any
+ * other word ("ja", "ture") would have been read as false without a word, dropping the rule it meant.
+ */
+function flagOf(value: string | undefined, column: string, line: number): boolean {
+  const cell = (value ?? '').trim();
+  if (TRUE.test(cell)) return true;
+  if (FALSE.test(cell)) return false;
+  throw new Error(
+    `line ${line} has ${JSON.stringify(cell)} in the ${column} column; write true or false (yes or no, 1 or 0, x or nothing also do)`,
+  );
+}
+
+/** How many single-character edits turn `a` into `b` (for a column name one or two typos away). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The header's columns, checked before any row is read: every column that is not a fixed one becomes a
+ * locale, so a misspelt `forbiden` or a `notes` column was imported as translations into those "locales"
+ * (the rule it meant dropped), and a column named twice kept only its last cell. Refused here, naming the
+ * column. A locale's language code has 2 or 3 letters (BCP 47 reserves longer ones), which no word of a
+ * typo'd column name is likely to be.
+ */
+const LOCALE_COLUMN = /^[A-Za-z]{2,3}(?:[-_]|$)/;
+
+function checkColumns(columns: string[]): void {
+  const seen = new Set<string>();
+  for (const column of columns) {
+    // A column with no name (a trailing comma, as spreadsheets write) holds nothing anyone meant.
+    if (column === '') continue;
+    if (seen.has(column)) throw new Error(`its first line names the column "${column}" twice`);
+    seen.add(column);
+    if ((FIXED as readonly string[]).includes(column) || LOCALE_COLUMN.test(column)) continue;
+    const meant = FIXED.find((fixed) => editDistance(fixed.toLowerCase(), column.toLowerCase()) <= 2);
+    if (meant)
+      throw new Error(
+        `its first line names a column "${column}": did you mean "${meant}"? Column names are written exactly so`,
+      );
+    throw new Error(
+      `its first line names a column "${column}", which is neither one of ${FIXED.join(', ')} nor a locale (a language code of 2 or 3 letters, such as de or pt-BR)`,
+    );
+  }
+}
 
 /**
  * The entries as CSV: the fixed columns, then one column per locale in use, sorted. A cell a spreadsheet
@@ -216,6 +274,7 @@ function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
       `its first line names no "term" column (it names ${columns.map((c) => JSON.stringify(c)).join(', ')}); ` +
         `the columns are ${FIXED.join(', ')} and one per locale, separated by commas`,
     );
+  checkColumns(columns);
   return rows.map(({ cells, line }) => {
     const row: Record<string, string> = Object.fromEntries(
       columns.map((column, i) => [column, cells[i] ?? '']),
@@ -225,9 +284,9 @@ function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
       entry: {
         term: row.term ?? '',
         definition: row.definition ?? '',
-        caseSensitive: truthy(row.caseSensitive),
-        doNotTranslate: truthy(row.doNotTranslate),
-        forbidden: truthy(row.forbidden),
+        caseSensitive: flagOf(row.caseSensitive, 'caseSensitive', line),
+        doNotTranslate: flagOf(row.doNotTranslate, 'doNotTranslate', line),
+        forbidden: flagOf(row.forbidden, 'forbidden', line),
         translations: Object.fromEntries(
           Object.entries(row).filter(
             ([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '',
