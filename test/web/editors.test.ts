@@ -605,3 +605,30 @@ describe('an invitation link no longer open', () => {
     expect(html).not.toContain('action="/invitations/answer"');
   });
 });
+
+describe('the voice, for someone who may only read it', () => {
+  it('shows every field, the cultural notes and locale overrides included', async () => {
+    const admin = await createTestUser(service, uniqueHandle('vra'));
+    const org = uniqueHandle('vrorg');
+    await createTestOrganization(service, org, admin, { visibility: 'public' });
+    const saved = await fetch(`${service.url}/api/v1/accounts/${org}/voice`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tone: 'warm',
+        culturalNotes: 'Avoid idioms about weather.',
+        localeOverrides: { 'de-CH': { formality: 'formal' } },
+      }),
+    });
+    expect(saved.status).toBe(201);
+    // Anyone signed in reads a public organization's voice, and changes nothing.
+    const jar = await signedIn(uniqueHandle('vrb'));
+    const html = await (await jar.fetch(`${service.url}/accounts/${org}/voice`)).text();
+    expect(html).toContain('Your role lets you read the voice, not change it.');
+    expect(html).toContain('Avoid idioms about weather.');
+    expect(html).toContain('&quot;de-CH&quot;');
+    expect(html).toContain(
+      `by @${admin.handle}. <a href="/accounts/${org}/voice/history">History and diffs</a>`,
+    );
+  });
+});
