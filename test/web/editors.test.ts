@@ -632,3 +632,20 @@ describe('the voice, for someone who may only read it', () => {
     );
   });
 });
+
+describe('the glossary search', () => {
+  it('finds a term typed in another Unicode form, and opens it for editing', async () => {
+    const owner = uniqueHandle('gnf');
+    const jar = await signedIn(owner);
+    expect((await postEntry(jar, owner, { term: 'Café', definition: 'A place' })).status).toBe(303);
+    expect((await postEntry(jar, owner, { term: 'Bar', definition: 'Another' })).status).toBe(303);
+    // Decomposed, as macOS writes it: the same term.
+    const decomposed = encodeURIComponent('Cafe\u0301');
+    const found = await (await jar.fetch(`${service.url}/accounts/${owner}/glossary?q=${decomposed}`)).text();
+    expect(found).toMatch(/1 of 2 entries match/);
+    const edit = await (
+      await jar.fetch(`${service.url}/accounts/${owner}/glossary?edit=${decomposed}`)
+    ).text();
+    expect(edit).toContain('name="original" value="Café"');
+  });
+});

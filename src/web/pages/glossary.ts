@@ -398,18 +398,21 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
     const { role, glossary } = loaded;
     const entries = glossary?.entries ?? [];
-    const q = typeof query.q === 'string' ? query.q.trim().toLowerCase() : '';
+    // In one Unicode form, as terms are compared everywhere (termKey): "Café" typed on a Mac is decomposed.
+    const folded = (text: string) => termKey(text).toLowerCase();
+    const q = typeof query.q === 'string' ? folded(query.q.trim()) : '';
     const locale = typeof query.locale === 'string' ? query.locale.trim() : '';
     const flag = typeof query.flag === 'string' ? query.flag : '';
     const matches = entries.filter(
       (e) =>
-        (q === '' || e.term.toLowerCase().includes(q) || e.definition.toLowerCase().includes(q)) &&
+        (q === '' || folded(e.term).includes(q) || folded(e.definition).includes(q)) &&
         (locale === '' || Object.hasOwn(e.translations, locale)) &&
         (flag === '' ||
           (flag === 'doNotTranslate' && e.doNotTranslate) ||
           (flag === 'forbidden' && e.forbidden)),
     );
-    const editing = typeof query.edit === 'string' ? entries.find((e) => e.term === query.edit) : undefined;
+    const edit = typeof query.edit === 'string' ? termKey(query.edit) : undefined;
+    const editing = edit === undefined ? undefined : entries.find((e) => termKey(e.term) === edit);
     // A link to edit an entry that is gone (renamed or removed since) says so, rather than quietly showing
     // the add form. Not in the link's words: a notice never repeats what a URL says (kit.noticeOf).
     const missing =
