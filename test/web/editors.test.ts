@@ -649,3 +649,31 @@ describe('the glossary search', () => {
     expect(edit).toContain('name="original" value="Café"');
   });
 });
+
+describe('the models page', () => {
+  it('refuses a new API key typed together with "Remove the stored key", changing nothing', async () => {
+    const owner = uniqueHandle('mdk');
+    const jar = await signedIn(owner);
+    const path = `/settings/models?account=${owner}`;
+    const page = async () => (await jar.fetch(`${service.url}${path}`)).text();
+    const added = await postForm(jar, `${service.url}/settings/models`, {
+      csrf: csrfOf(await formOn(jar, path, '/settings/models')),
+      account: owner,
+      handle: 'main',
+      model: 'openai:gpt-4o',
+      apiKey: 'sk-first',
+    });
+    expect(added.status).toBe(303);
+    expect(await page()).toContain('<td data-label="API key">set</td>');
+    const both = await postForm(jar, `${service.url}/settings/models/main`, {
+      csrf: csrfOf(await formOn(jar, path, '/settings/models/main')),
+      account: owner,
+      apiKey: 'sk-new',
+      removeKey: 'on',
+    });
+    expect(both.status).toBe(400);
+    expect(await both.text()).toContain('main: type a new API key or remove the stored one, not both.');
+    // The stored key is still there (it was removed, and "saved" said).
+    expect(await page()).toContain('<td data-label="API key">set</td>');
+  });
+});

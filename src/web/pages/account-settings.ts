@@ -109,9 +109,18 @@ export function accountSettingsPages(
       const account = text(req.body, 'account');
       const modelHandle = String(req.params.model);
       const apiKey = text(req.body, 'apiKey');
+      const removeKey = text(req.body, 'removeKey') === 'on';
+      // Both at once cannot both be done: the removal would win, and the key typed would be lost unsaid.
+      if (apiKey && removeKey)
+        return modelsPage(res, pc, account, {
+          status: 400,
+          form: [
+            `${modelHandle}: type a new API key or remove the stored one, not both. Nothing was changed; a new key is never shown back, so type it again to replace the stored one.`,
+          ],
+        });
       const body = {
         ...(apiKey ? { apiKey } : {}),
-        ...(text(req.body, 'removeKey') === 'on' ? { apiKey: null } : {}),
+        ...(removeKey ? { apiKey: null } : {}),
         ...(text(req.body, 'isDefault') === 'on' ? { isDefault: true } : {}),
       };
       if (Object.keys(body).length === 0)
