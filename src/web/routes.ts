@@ -17,7 +17,7 @@ export function webRoutes(deps: WebDeps): Router {
   const router = Router();
   const kit = createKit(deps);
   projectPages(router, kit, deps.pipeline);
-  organizationPages(router, kit, deps.pipeline, deps.ctx.orm, deps.ctx.config.baseUrl);
+  organizationPages(router, kit, deps.pipeline, deps.ctx.orm, deps.ctx.config);
   orgSignInPages(router, kit, deps.pipeline, deps.ctx.config.baseUrl);
   settingsPages(router, kit, deps.pipeline, deps.ctx);
   voicePages(router, kit, deps.pipeline);

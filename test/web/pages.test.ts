@@ -104,7 +104,12 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     const link = await admin.locator('#invite-link').inputValue();
     expect(link).toMatch(/\/invitations\/answer\?token=/);
     await look(admin, 'invitation-created');
-    await admin.getByRole('link', { name: `Back to @${org}` }).click();
+    // The link's page is one to read, not a form's answer: reloading it invites nobody again and shows the
+    // link no more (it posted the form again, and said the address was already invited).
+    await admin.reload();
+    await admin.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
+    expect(await admin.getByRole('status').textContent()).toContain('is shown once');
+    expect(await count(ORG_INVITATIONS, [org])).toBe(1);
     expect(
       await admin
         .locator('details.confirm > summary', { hasText: 'Revoke the invitation of grace@example.com' })

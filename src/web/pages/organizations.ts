@@ -6,6 +6,7 @@ import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
 import { verifiedEmails } from '../../identity/people.ts';
 import { formErrors, isCursor, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
+import { shownOnce } from '../shown-once.ts';
 
 interface Organization {
   handle: string;
@@ -18,13 +19,24 @@ interface Organization {
 const INVITATION_PATH = '/invitations/answer';
 const ROLE = { admin: 'organization_admin', member: 'organization_member' } as const;
 
+/** What the page of a new invitation shows: who is invited, as what, until when, and the link (its secret). */
+type CreatedInvitation = { email: string; role: string; expiresAt: string; acceptToken: string };
+
 export function organizationPages(
   router: Router,
   kit: Kit,
   pipeline: Pipeline,
   orm: Orm,
-  baseUrl: string,
+  config: { baseUrl: string; cookieKeys: readonly string[] },
 ): void {
+  const { baseUrl } = config;
+  // The link carries the invitation's secret, which exists only in createInvitation's answer: the form
+  // leads to a page that shows it once (shown-once.ts), so a reload there does not invite again.
+  const created = shownOnce<CreatedInvitation & { org: string }>(
+    config.cookieKeys,
+    'invitation-created',
+    baseUrl.startsWith('https:'),
+  );
   interface Extra {
     status?: number;
     profile?: object;
@@ -181,26 +193,39 @@ export function organizationPages(
         if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
         return orgPage(res, pc, org, { status: r.status, invite: { values, ...formErrors(r) } });
       }
-      // The link carries the invitation's secret, which exists only in this answer: shown once, here.
-      const invitation = r.body as { email: string; role: string; expiresAt: string; acceptToken: string };
-      kit.render(
-        res,
-        pc,
-        'invitation-created',
-        {
-          title: 'Invitation created',
-          section: 'dashboard',
-          crumbs: [
-            { href: '/dashboard', label: 'Dashboard' },
-            { href: pathOf('orgs', org), label: `@${org}` },
-            { label: 'Invitation' },
-          ],
-          org,
-          invitation,
-          link: `${baseUrl}${INVITATION_PATH}?token=${encodeURIComponent(invitation.acceptToken)}`,
-        },
-        201,
-      );
+      const { email, role, expiresAt, acceptToken } = r.body as CreatedInvitation;
+      await created.showAt(res, `${pathOf('orgs', org)}/invitations/created`, {
+        org,
+        email,
+        role,
+        expiresAt,
+        acceptToken,
+      });
+    }),
+  );
+
+  router.get(
+    '/orgs/:org/invitations/created',
+    kit.page(async (req, res, pc) => {
+      const org = String(req.params.org);
+      const invitation = await created.take(req, res);
+      if (!invitation || invitation.org !== org) {
+        const notice =
+          "An invitation's link is shown once, right after the invitation is made, and this one was shown already. If it was not copied, revoke the invitation and invite again.";
+        return res.redirect(303, kit.withNotice(pc, pathOf('orgs', org), notice));
+      }
+      kit.render(res, pc, 'invitation-created', {
+        title: 'Invitation created',
+        section: 'dashboard',
+        crumbs: [
+          { href: '/dashboard', label: 'Dashboard' },
+          { href: pathOf('orgs', org), label: `@${org}` },
+          { label: 'Invitation' },
+        ],
+        org,
+        invitation,
+        link: `${baseUrl}${INVITATION_PATH}?token=${encodeURIComponent(invitation.acceptToken)}`,
+      });
     }),
   );
 

@@ -9,19 +9,15 @@ import { scopesBeyondCeiling } from '../../authz/token-ceiling.ts';
 import type { ServiceContext } from '../../context.ts';
 import { TOKEN_LIMITS } from '../../domain/tokens.ts';
 import { personalAccount } from '../../domain/users.ts';
-import { readCookie } from '../../identity/sessions.ts';
-import { createCookieSealer } from '../../lib/sealed-cookie.ts';
 import { groupScopeEntries } from '../authorization-pages.ts';
 import { sessionCaller } from '../door.ts';
 import { foreignName } from '../foreign-name.ts';
 import { allItems, formErrors, isOk, type Kit, list, type PageContext, text } from '../kit.ts';
+import { shownOnce } from '../shown-once.ts';
 
 const TOKENS = '/settings/tokens';
 /** Where a new token's secret is shown, once: the create form redirects there (post, redirect, get). */
 const CREATED = `${TOKENS}/created`;
-const CREATED_COOKIE = 'l10n_token_created';
-/** Long enough for the redirect to be followed, short enough that an unopened secret does not linger. */
-const CREATED_TTL_SECONDS = 60;
 const APPS = '/settings/apps';
 
 /** What the page of a new token shows (createToken's answer, less what the page does not). */
@@ -34,16 +30,12 @@ type CreatedToken = {
 };
 
 export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx: ServiceContext): void {
-  // The new secret goes from the create form to the page that shows it in a sealed cookie, which that page
-  // opens and clears: reloading it (or going back and forward) shows no secret again and creates nothing,
-  // where answering the form's POST with the secret made a reload post the form again, a second token.
-  const createdCookie = createCookieSealer<CreatedToken>(ctx.config.cookieKeys, 'token-created');
-  const createdCookieOptions = {
-    path: CREATED,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: ctx.config.baseUrl.startsWith('https:'),
-  } as const;
+  // The new secret goes from the create form to the page that shows it once (shown-once.ts).
+  const created = shownOnce<CreatedToken>(
+    ctx.config.cookieKeys,
+    'token-created',
+    ctx.config.baseUrl.startsWith('https:'),
+  );
 
   /**
    * The scopes a personal token of this person may carry, by the same ceiling the createToken operation
@@ -119,26 +111,20 @@ export function settingsPages(router: Router, kit: Kit, pipeline: Pipeline, ctx:
         return tokensPage(res, pc, r.status, { values, ...formErrors(r) });
       }
       const { token, name, scopes, expiresAt, tokenPrefix } = r.body as CreatedToken;
-      const shown: CreatedToken = { token, name, scopes, expiresAt, tokenPrefix };
-      res.cookie(CREATED_COOKIE, await createdCookie.seal(shown, CREATED_TTL_SECONDS), {
-        ...createdCookieOptions,
-        maxAge: CREATED_TTL_SECONDS * 1000,
-      });
-      res.redirect(303, CREATED);
+      await created.showAt(res, CREATED, { token, name, scopes, expiresAt, tokenPrefix });
     }),
   );
 
   router.get(
     CREATED,
     kit.page(async (req, res, pc) => {
-      const created = await createdCookie.open(readCookie(req, CREATED_COOKIE));
-      res.clearCookie(CREATED_COOKIE, createdCookieOptions);
-      if (!created) {
+      const token = await created.take(req, res);
+      if (!token) {
         const notice =
           "A token's secret is shown once, right after the token is created, and this one was shown already. If it was not copied, revoke the token and create another.";
         return res.redirect(303, kit.withNotice(pc, TOKENS, notice));
       }
-      kit.render(res, pc, 'token-created', { title: 'Token created', section: 'tokens', token: created });
+      kit.render(res, pc, 'token-created', { title: 'Token created', section: 'tokens', token });
     }),
   );
 
