@@ -677,3 +677,37 @@ describe('the models page', () => {
     expect(await page()).toContain('<td data-label="API key">set</td>');
   });
 });
+
+describe('a public organization, seen from outside and by a member', () => {
+  it('says in words what the visitor is, and offers nothing they cannot use', async () => {
+    const admin = await createTestUser(service, uniqueHandle('poa'));
+    const member = await createTestUser(service, uniqueHandle('pom'));
+    const org = uniqueHandle('puborg');
+    await createTestOrganization(service, org, admin, { visibility: 'public', members: [member] });
+
+    const outsider = await signedIn(uniqueHandle('pov'));
+    const orgPage = await (await outsider.fetch(`${service.url}/orgs/${org}`)).text();
+    // Not the policy's role name.
+    expect(orgPage).toContain(`Acting on <strong>@${org}</strong> as a reader (the account is public)`);
+    expect(orgPage).not.toContain('public_account');
+    // The members list is for members: said, rather than an empty table.
+    expect(orgPage).toContain(`Only members of @${org} see who its members are.`);
+    expect(orgPage).not.toContain('<th scope="col">Member</th>');
+    expect(orgPage).not.toContain('The last admin cannot leave');
+    const accountPage = await (await outsider.fetch(`${service.url}/accounts/${org}`)).text();
+    expect(accountPage).toContain('No projects yet.');
+    expect(accountPage).not.toContain('Create one on the dashboard');
+
+    // A member sees the members, may leave, and is not told what only concerns the last admin.
+    const memberPage = await (
+      await (await signedIn(member.handle)).fetch(`${service.url}/orgs/${org}`)
+    ).text();
+    expect(memberPage).toContain(`as member</p>`);
+    expect(memberPage).toContain('<th scope="col">Member</th>');
+    expect(memberPage).toContain(`<summary>Leave <bdi>@${org}</bdi></summary>`);
+    expect(memberPage).not.toContain('The last admin cannot leave');
+    // The admin is.
+    const adminPage = await (await (await signedIn(admin.handle)).fetch(`${service.url}/orgs/${org}`)).text();
+    expect(adminPage).toContain('The last admin cannot leave');
+  });
+});

@@ -85,6 +85,7 @@ export function organizationPages(
           manageMembers: can('members:write'),
           leave: org.role !== null,
           signIn: can('organization:admin'),
+          seeMembers: members !== null,
         },
         members: itemsOf(members),
         invitations: itemsOf(invitations),

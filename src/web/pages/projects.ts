@@ -158,6 +158,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
           glossary: can(a.role, 'glossary:read'),
           models: can(a.role, 'model:read'),
           organization: a.kind === 'organization' && can(a.role, 'organization:read'),
+          createProjects: can(a.role, 'project:write'),
         },
       });
     }),
