@@ -89,6 +89,10 @@ describe('browser sessions', () => {
     const html = await page.text();
     expect(html.match(/<section class="card" aria-labelledby="session-/g)).toHaveLength(2);
     expect(html).toContain('this browser');
+    // Times as the other pages write them, the exact instant kept for machines.
+    expect(html).toMatch(
+      /<dt>Signed in<\/dt><dd><time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">\d{4}-\d\d-\d\d \d\d:\d\d<\/time><\/dd>/,
+    );
     // A page of the app like the others: its navigation, and a way past it.
     expect(html).toContain('<a class="skip" href="#main">');
     expect(html).toContain('<nav aria-label="Main">');

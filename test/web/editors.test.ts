@@ -170,7 +170,7 @@ describe('the glossary editor before the first save', () => {
     expect((await add(first, 'Saved first')).status).toBe(412);
     const now = await (await jar.fetch(`${service.url}${glossary}`)).text();
     expect(now).toContain('Version 1 ·');
-    expect(now).toContain('<td data-label="Definition">Saved first</td>');
+    expect(now).toContain('<td data-label="Definition" class="multiline">Saved first</td>');
   });
 });
 

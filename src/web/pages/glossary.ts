@@ -654,7 +654,8 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         const notice = 'The file changes nothing in the glossary: no version was saved.';
         return res.redirect(303, kit.withNotice(pc, base(account), notice));
       }
-      const note = values.changeNote || `Import ${rows.length} rows from CSV`;
+      const note =
+        values.changeNote || `Import ${rows.length} ${rows.length === 1 ? 'row' : 'rows'} from CSV`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
       if (r.status === 412) return failed(412, stale);
