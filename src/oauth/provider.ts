@@ -190,6 +190,12 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
       // The resume of a step used up or expired (Back after an answer, a second resume) is no fault of the
       // app's request, as oidc-provider's invalid_request would have it.
       const stepOver = koa.oidc?.route === 'resume' && out.error === 'invalid_request';
+      // A database outage (answerDatabaseOutages in index.ts marks it before this page is made) is the
+      // service's to say, not "something went wrong, tell the app's maker": it answers 503 as that page.
+      if (koa.state.databaseUnavailable) {
+        koa.body = errorPage('temporarily_unavailable', 'the database is unreachable');
+        return;
+      }
       const error = out.error ?? 'server_error';
       koa.body = errorPage(error, out.error_description, stepOver ? 'step_over' : error);
     },

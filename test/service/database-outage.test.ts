@@ -251,6 +251,23 @@ describe('a database outage under load', { timeout: 120_000 }, () => {
     expect(Number(token.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await token.json()).toMatchObject({ error: 'temporarily_unavailable' });
 
+    // The authorization endpoint, a person's page: it says the service is busy, not that the app erred.
+    const authorize = await fetch(
+      `${service.url}/oauth/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: 'http://127.0.0.1:9/cb',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        scope: 'project:read',
+      })}`,
+      { redirect: 'manual' },
+    );
+    expect(authorize.status).toBe(503);
+    const busy = await authorize.text();
+    expect(busy).toContain('The service is busy');
+    expect(busy).not.toContain('maker');
+
     // Readiness says so too.
     expect((await fetch(`${service.url}/readyz`)).status).toBe(503);
 
