@@ -120,9 +120,19 @@ export function createRequestServer(
   });
   const { caller } = context.found;
 
-  server.setRequestHandler('tools/list', async () => ({
-    tools: registry.all.filter((definition) => caller.scopes.has(definition.scope)).map((d) => d.tool),
-  }));
+  server.setRequestHandler('tools/list', async (request) => {
+    // Every tool comes on one page (no nextCursor), so no cursor is one this server handed out: MCP asks
+    // for invalid params rather than a first page an agent would take for the page after its cursor.
+    if (request.params?.cursor !== undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        'Invalid cursor: this server lists every tool on one page and hands out no cursor; send tools/list without one.',
+      );
+    }
+    return {
+      tools: registry.all.filter((definition) => caller.scopes.has(definition.scope)).map((d) => d.tool),
+    };
+  });
 
   server.setRequestHandler('tools/call', (request) => {
     context.countToolCall?.('sdk');

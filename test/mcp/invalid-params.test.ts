@@ -93,11 +93,11 @@ describe('at 2026-07-28', () => {
     }
   });
 
-  it('still answers a cursor that is a string (the check is the type, not the value)', async () => {
+  it('refuses a cursor that is a string too, for its value: the tools come on one page, with no cursor', async () => {
     const response = await postModern(service, { method: 'tools/list', params: { cursor: 'abc' } }, auth());
     const { result, error } = await jsonRpcOf(response);
-    expect(error).toBeUndefined();
-    expect(result.tools.length).toBeGreaterThan(0);
+    expect(result).toBeUndefined();
+    expect(error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid cursor: /) });
   });
 });
 

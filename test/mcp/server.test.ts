@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { ALL_SCOPES, DEFAULT_OAUTH_SCOPES } from '../../src/authz/scopes.ts';
 import { useService, useUsers } from '../support/suite.ts';
-import { issueToken, jsonRpcOf, mcpClient, postMcp, toolProblemOf } from './helpers.ts';
+import { issueToken, jsonRpcOf, mcpClient, postMcp, postModern, toolProblemOf } from './helpers.ts';
 
 const service = useService();
 const { ada, bob } = useUsers(service, 'ada', 'bob');
@@ -324,6 +324,27 @@ describe('HTTP details of /mcp', () => {
       expect(other.status).toBe(405);
       expect(other.headers.get('allow')).toBe('POST');
     }
+  });
+
+  it('refuses a tools/list cursor, at either revision: it hands out none', async () => {
+    // The SDK ignored one and answered the first page, which an agent would take for the next.
+    const legacy = await jsonRpcOf(
+      await postMcp(
+        service,
+        { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 'bogus' } },
+        auth(),
+      ),
+    );
+    const modern = await jsonRpcOf(
+      await postModern(service, { id: 9, method: 'tools/list', params: { cursor: 'bogus' } }, auth()),
+    );
+    for (const answer of [legacy, modern]) {
+      expect(answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Invalid cursor/) });
+      expect(answer.result).toBeUndefined();
+    }
+    // Without one, the list as before.
+    const plain = await jsonRpcOf(await postModern(service, { id: 10, method: 'tools/list' }, auth()));
+    expect(plain.result.tools.length).toBeGreaterThan(0);
   });
 
   it('refuses foreign origins (DNS rebinding) and answers CORS for local ones', async () => {
