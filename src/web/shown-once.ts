@@ -37,7 +37,8 @@ export function shownOnce<T extends JWTPayload>(
     },
     async take(req, res) {
       const value = await sealer.open(readCookie(req, name));
-      res.clearCookie(name, options(req.path));
+      // The path it was set for: this page's, wherever its router is mounted.
+      res.clearCookie(name, options(req.baseUrl + req.path));
       return value;
     },
   };
