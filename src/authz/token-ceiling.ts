@@ -21,11 +21,13 @@ async function rolesWhereTokenActs(
 ): Promise<Set<Role>> {
   const roles = new Set(target.roles);
   if (target.account.kind !== 'user') return roles;
-  const rows = await em
-    .getConnection()
-    .execute<{ role: 'admin' | 'member' }[]>('select distinct role from memberships where user_id = ?', [
-      caller.userId,
-    ]);
+  // On the request's own connection (its transaction's, for a write): a second connection of the pool
+  // per request, held while the first waits, let a burst of token creations take the whole pool, each
+  // waiting for one more until the connect bound (503s, and every other request stalled with them).
+  const rows = await em.execute<{ role: 'admin' | 'member' }[]>(
+    'select distinct role from memberships where user_id = ?',
+    [caller.userId],
+  );
   for (const { role } of rows) roles.add(role === 'admin' ? 'organization_admin' : 'organization_member');
   return roles;
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
@@ -363,5 +364,55 @@ describe('account tokens through the generated SDK', () => {
     const list = await sdk.listTokens({ client: erin.client, path: { account: 'erin' } });
     expect(list.response.status).toBe(403);
     expect(list.response.headers.get('www-authenticate')).toContain('scope="token:read"');
+  });
+});
+
+/** POSTs `count` token creations at once from a child process; their statuses. */
+function burstFromAnotherProcess(url: string, token: string, count: number): Promise<number[]> {
+  const script = `
+    const [url, token, count] = process.argv.slice(1);
+    const statuses = await Promise.all(Array.from({ length: Number(count) }, (_, i) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'burst ' + i, scopes: ['glossary:read'] }),
+      }).then((r) => r.status)));
+    console.log(JSON.stringify(statuses));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, url, token, String(count)]);
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`burst exited ${code}`)),
+    );
+  });
+}
+
+describe('many personal tokens made at once', () => {
+  it('are all made: the ceiling reads the creator roles on the request’s own connection', async () => {
+    const fresh = await createTestUser(service, 'burst-maker');
+    await withDatabase(async (em) => {
+      const { organization } = createOrganization(em, await em.findOneOrFail(User, fresh.userId), {
+        handle: 'burst-org',
+        displayName: 'Burst',
+      });
+      return organization;
+    });
+    // The ceiling read the creator's roles on a second connection of the pool while the request held one
+    // in its transaction: a burst of fifteen held the whole pool (10), each waiting for an eleventh until
+    // the connect bound, so most answered 503 after 5 s and every other request stalled with them. A token
+    // not used yet, so that no request of the burst finds its caller cached, and the burst from another
+    // process, as a script's comes: requests sent from this test's own event loop never overlapped enough.
+    const made0 = await create(fresh, 'burst-maker', ['token:write', 'token:read', 'glossary:read']);
+    expect(made0.response.status).toBe(201);
+    const statuses = await burstFromAnotherProcess(
+      `${service.url}/api/v1/accounts/burst-maker/tokens`,
+      made0.data!.token,
+      15,
+    );
+    expect(statuses).toEqual(Array(15).fill(201));
+    const names = await tokenNames(fresh, 'burst-maker');
+    for (let i = 0; i < 15; i++) expect(names).toContain(`burst ${i}`);
   });
 });
