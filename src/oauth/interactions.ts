@@ -162,6 +162,10 @@ export function interactionRoutes(
     if (!interaction) return;
     res.set('Cache-Control', 'no-store');
     if (interaction.prompt.name === 'login') return renderLogin(req, res, interaction);
+    // Let go of its session by "Not you?" (another tab of this step, or its redirect not followed): the
+    // authorization resumes from there and asks who is authorizing.
+    if (interaction.prompt.name === 'consent' && !interaction.session?.accountId)
+      return res.redirect(303, interaction.returnTo);
     if (interaction.prompt.name === 'consent') return renderConsent(res, interaction);
     res.status(400).type('html').send(errorPage('step_over', 'unsupported step'));
   });
@@ -187,6 +191,8 @@ export function interactionRoutes(
       res.status(400).type('html').send(errorPage('step_over', 'nothing to approve'));
       return;
     }
+    // Nobody is signed in to approve as since "Not you?": on to the sign-in step, approving nothing.
+    if (!interaction.session?.accountId) return res.redirect(303, interaction.returnTo);
     await answerOnce(req, res, interaction, async (current) => {
       if (req.body.decision !== 'approve') {
         await provider.interactionFinished(

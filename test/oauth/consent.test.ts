@@ -243,6 +243,36 @@ describe('someone else at the consent page', () => {
     expect(approvals).toEqual([{ handle: second }]);
   });
 
+  it('leads a second tab of the step on to the sign-in, approving nothing, where it answered 500', async () => {
+    const first = uniqueHandle('nyd');
+    const { client, redirectUri } = await registerConfidentialClient();
+    const jar = await signedInJar(service, first);
+    const { url } = await authorizationRequest(service, client, redirectUri, { scope: 'project:read' });
+    const { at, page } = await stepOf(jar, url);
+    const consent = await page.text();
+    const step = new URL(at).pathname;
+    // One tab switches; its redirect is not followed (the other tab is still on the consent page).
+    expect((await postForm(jar, `${service.url}${step}/switch`, { csrf: csrfOf(consent) })).status).toBe(303);
+    // The other tab reloads, or approves with the form it has: both go on to the sign-in step.
+    const reloaded = await jar.fetch(`${service.url}${step}`);
+    expect(reloaded.status).toBe(303);
+    const approved = await postForm(jar, `${service.url}${step}/consent`, {
+      csrf: csrfOf(consent),
+      decision: 'approve',
+    });
+    expect(approved.status).toBe(303);
+    const { page: next } = await stepOf(jar, new URL(approved.headers.get('location')!, service.url).href);
+    expect(next.status).toBe(200);
+    const html = await next.text();
+    expect(html).toContain('Sign in to continue to');
+    expect(html).not.toContain('name="decision"');
+    expect(
+      await sql(service, `select 1 from audit_events where action = 'app.authorize' and resource_id = $1`, [
+        client.client_id,
+      ]),
+    ).toEqual([]);
+  });
+
   it('is refused once the consent page was answered', async () => {
     const { client, redirectUri } = await registerConfidentialClient();
     const jar = await signedInJar(service, uniqueHandle('nyc'));
