@@ -69,6 +69,13 @@ export function pageRequest(
   return request;
 }
 
+/**
+ * Whose a caller-wide list is (listAccounts, listOrganizations): the caller's, narrowed to one organization
+ * for a token bound to it, which so pages through a list of its own.
+ */
+export const callerListOwner = (caller: { userId: string; restrictedToAccountId?: string | null }) =>
+  caller.restrictedToAccountId ? `${caller.userId}/${caller.restrictedToAccountId}` : caller.userId;
+
 /** A page's statement and its values, as `op.sql` takes them. */
 export interface PageStatement {
   statement: PreparedStatement;

@@ -188,6 +188,17 @@ describe('account tokens through the generated SDK', () => {
     expect(accounts.data?.items.map((a) => a.handle)).toEqual(['acme']);
     const organizations = await sdk.listOrganizations({ client: orgClient });
     expect(organizations.data?.items.map((o) => o.handle)).toEqual(['acme']);
+    // Its lists are its own: a cursor of ada's personal lists is not one of them (it read an empty page).
+    const personal = await sdk.listAccounts({ client: ada.client, query: { limit: 1 } });
+    expect(personal.data?.nextCursor).toEqual(expect.any(String));
+    const crossed = await sdk.listAccounts({
+      client: orgClient,
+      query: { cursor: personal.data!.nextCursor! },
+    });
+    expect(crossed.response.status).toBe(400);
+    expect(crossed.error?.errors).toEqual([
+      { pointer: '/query/cursor', message: expect.stringMatching(/another list/) },
+    ]);
     const newOrg = await sdk.createOrganization({
       client: orgClient,
       body: { handle: 'escape-hatch', displayName: 'Escape' },

@@ -1,7 +1,7 @@
 import type * as Schemas from '../../../generated/sdk/types.gen.ts';
 import type { Role } from '../../authz/policy.ts';
 import type { IAccount } from '../../db/entities/index.ts';
-import { page, pageRequest } from '../pagination.ts';
+import { callerListOwner, page, pageRequest } from '../pagination.ts';
 import type { Handlers, PlainStatement } from '../pipeline.ts';
 
 const ROLE_STRENGTH: Role[] = ['self', 'organization_admin', 'organization_member', 'public_account'];
@@ -60,7 +60,8 @@ async function accessibleAccounts(
 
 export const accountHandlers = {
   async listAccounts(op) {
-    const request = pageRequest(op.query, 'accounts', op.caller.userId);
+    // A token bound to one organization sees a list of its own, with cursors of its own.
+    const request = pageRequest(op.query, 'accounts', callerListOwner(op.caller));
     const rows = await accessibleAccounts(
       op.sql,
       op.caller.userId,

@@ -12,7 +12,7 @@ import { prepared } from '../../db/prepared.ts';
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
 import { endOrganizationIdentities } from '../../identity/people.ts';
-import { page, pageRequest } from '../pagination.ts';
+import { callerListOwner, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -103,7 +103,7 @@ interface MyOrganizationRow {
 
 export const organizationHandlers = {
   async listOrganizations(op) {
-    const request = pageRequest(op.query, 'organizations', op.caller.userId);
+    const request = pageRequest(op.query, 'organizations', callerListOwner(op.caller));
     const restrictedTo = op.caller.restrictedToAccountId ?? null;
     const rows = await op.sql<MyOrganizationRow[]>(
       `select a.id, a.handle, a.display_name, a.visibility, a.created_at, a.updated_at, m.role
