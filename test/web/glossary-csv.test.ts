@@ -188,6 +188,41 @@ describe('glossary CSV', () => {
     ]);
   });
 
+  it('imports its own export back, a locale of a rare shape included, and refuses a cell under no column name', async () => {
+    const owner = uniqueHandle('csr');
+    const jar = await signedIn(owner);
+    // A language code of five letters: BCP 47 allows it and the API takes it, so an export may name it.
+    await importCsv(jar, owner, 'term,definition,de\nrt,d,y\n');
+    const page = await (await jar.fetch(`${service.url}/accounts/${owner}/glossary`)).text();
+    const entryForm = page.slice(page.indexOf(`action="/accounts/${owner}/glossary/entries"`));
+    const edited = await postForm(jar, `${service.url}/accounts/${owner}/glossary/entries`, {
+      csrf: csrfOf(entryForm),
+      etag: /name="etag" value="([^"]*)"/.exec(entryForm)![1]!.replaceAll('&quot;', '"'),
+      original: 'rt',
+      term: 'rt',
+      definition: 'd',
+      translations: 'abcde = x\nde = y',
+    });
+    expect(edited.status).toBe(303);
+    const exported = await exportCsv(jar, owner);
+    expect(exported.split('\n')[0]).toBe('term,definition,caseSensitive,doNotTranslate,forbidden,abcde,de');
+    const back = await postCsv(jar, owner, exported);
+    expect(back.status).toBe(303);
+    expect(new URL(back.headers.get('location')!, service.url).searchParams.get('notice')).toContain(
+      'changes nothing',
+    );
+    // A new column of that shape is still taken for a typo.
+    const typo = await postCsv(jar, owner, 'term,definition,abcdf\nrt,d,z\n');
+    expect(typo.status).toBe(400);
+    // An empty column with no name (a trailing comma) is left out; one holding something is refused.
+    await importCsv(jar, owner, 'term,definition,de,\nother,o,p,\n');
+    const unnamed = await postCsv(jar, owner, 'term,,de\nws14,oops,y\n');
+    expect(unnamed.status).toBe(400);
+    expect(await unnamed.text()).toMatch(
+      /line 2 has &quot;oops&quot; in column 2, which the first line does not name/,
+    );
+  });
+
   it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
     const owner = uniqueHandle('csd');
     const jar = await signedIn(owner);

@@ -191,12 +191,12 @@ function editDistance(a: string, b: string): number {
  * The header's columns, checked before any row is read: every column that is not a fixed one becomes a
  * locale, so a misspelt `forbiden` or a `notes` column was imported as translations into those "locales"
  * (the rule it meant dropped), and a column named twice kept only its last cell. Refused here, naming the
- * column. A locale's language code has 2 or 3 letters (BCP 47 reserves longer ones), which no word of a
- * typo'd column name is likely to be.
+ * column. A new locale's language code has 2 or 3 letters (BCP 47's 4 to 8 letter codes are reserved or
+ * registered one by one, and none is in use), which no word of a typo'd column name is likely to be.
  */
 const LOCALE_COLUMN = /^[A-Za-z]{2,3}(?:[-_]|$)/;
 
-function checkColumns(columns: string[]): void {
+function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): void {
   const seen = new Set<string>();
   for (const column of columns) {
     // A column with no name (a trailing comma, as spreadsheets write) holds nothing anyone meant.
@@ -204,6 +204,9 @@ function checkColumns(columns: string[]): void {
     if (seen.has(column)) throw new Error(`its first line names the column "${column}" twice`);
     seen.add(column);
     if ((FIXED as readonly string[]).includes(column) || LOCALE_COLUMN.test(column)) continue;
+    // A locale of another shape the API took (BCP 47 allows language codes of 5 to 8 letters) that the
+    // glossary already has: its own export names it, and must import back.
+    if (knownLocales.has(column)) continue;
     const meant = FIXED.find((fixed) => editDistance(fixed.toLowerCase(), column.toLowerCase()) <= 2);
     if (meant)
       throw new Error(
@@ -246,7 +249,7 @@ const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
  * export imports back as the same glossary. The line is counted, not the row: a quoted cell with line
  * breaks and a skipped empty line both move the rows after them further down the file.
  */
-function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
+function fromCsv(data: Buffer, knownLocales: ReadonlySet<string>): { entry: Entry; line: number }[] {
   const parsed = csvParse().parse(data, {
     skip_empty_lines: true,
     bom: true,
@@ -274,10 +277,17 @@ function fromCsv(data: Buffer): { entry: Entry; line: number }[] {
       `its first line names no "term" column (it names ${columns.map((c) => JSON.stringify(c)).join(', ')}); ` +
         `the columns are ${FIXED.join(', ')} and one per locale, separated by commas`,
     );
-  checkColumns(columns);
+  checkColumns(columns, knownLocales);
   return rows.map(({ cells, line }) => {
+    // A column with no name is left out when it is empty (a spreadsheet's trailing comma); a cell of it
+    // that holds something was meant for a column someone forgot to name, and is not dropped unsaid.
+    const unnamed = columns.findIndex((column, i) => column === '' && (cells[i] ?? '') !== '');
+    if (unnamed >= 0)
+      throw new Error(
+        `line ${line} has ${JSON.stringify(cells[unnamed])} in column ${unnamed + 1}, which the first line does not name; name it (a locale) or leave it empty`,
+      );
     const row: Record<string, string> = Object.fromEntries(
-      columns.map((column, i) => [column, cells[i] ?? '']),
+      columns.flatMap((column, i) => (column === '' ? [] : [[column, cells[i] ?? '']])),
     );
     return {
       line,
@@ -612,17 +622,19 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const failed = (status: number, message: string) =>
         glossaryPage(res, pc, account, {}, { status, importForm: importForm(message) });
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
+      const loaded = await load(pc, account);
+      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       let rows: { entry: Entry; line: number }[];
       try {
         const text = utf8Csv(file.buffer);
         if (!text)
           return failed(400, 'The file is not UTF-8 text: save it as "CSV UTF-8" and import it again.');
-        rows = fromCsv(text);
+        // The locales the glossary has are columns of its own export, whatever their shape.
+        const known = new Set((loaded.glossary?.entries ?? []).flatMap((e) => Object.keys(e.translations)));
+        rows = fromCsv(text, known);
       } catch (error) {
         return failed(400, `This is not a CSV file we can read: ${(error as Error).message}`);
       }
-      const loaded = await load(pc, account);
-      if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
       // Merged by term: a row replaces the entry with its term, other rows are added at the end.
       const entries = [...(loaded.glossary?.entries ?? [])];
       // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
