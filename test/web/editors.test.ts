@@ -697,6 +697,12 @@ describe('a public organization, seen from outside and by a member', () => {
     const accountPage = await (await outsider.fetch(`${service.url}/accounts/${org}`)).text();
     expect(accountPage).toContain('No projects yet.');
     expect(accountPage).not.toContain('Create one on the dashboard');
+    // Its glossary is not theirs to read: said so, not shown as an empty glossary they may read.
+    const glossary = await outsider.fetch(`${service.url}/accounts/${org}/glossary`);
+    expect(glossary.status).toBe(404);
+    const refusal = await glossary.text();
+    expect(refusal).toContain('Nothing to show in');
+    expect(refusal).not.toContain('No glossary saved yet');
 
     // A member sees the members, may leave, and is not told what only concerns the last admin.
     const memberPage = await (

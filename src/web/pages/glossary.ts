@@ -380,9 +380,13 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
   async function loadOnAccount(pc: PageContext, account: string) {
     const acc = await pc.call('getAccount', { params: { account } });
     if (!isOk(acc)) return { failed: acc };
-    const loaded = await load(pc, account);
-    if (loaded.failed) return { failed: loaded.failed };
-    return { role: (acc.body as { role: Role | null }).role, glossary: loaded.glossary };
+    const role = (acc.body as { role: Role | null }).role;
+    const r = await pc.call('getGlossary', { params: { account } });
+    if (isOk(r)) return { role, glossary: r.body as Glossary };
+    // Nor for someone who sees the account but may not read its glossary (anyone, on a public
+    // organization): for them the 404 is the refusal, shown as such, not an empty glossary to read.
+    if (r.status === 404 && pipeline.allows(role, 'glossary:read')) return { role, glossary: undefined };
+    return { failed: r };
   }
 
   async function roleOn(pc: PageContext, account: string): Promise<Role | null> {
