@@ -9,7 +9,7 @@ import type { ServiceContext } from '../context.ts';
 import { UUID } from '../lib/ids.ts';
 import { loadCatalogue } from './catalogue.ts';
 import { createPipeline, type Pipeline, type PipelineDeps } from './pipeline.ts';
-import { handlers } from './resources/index.ts';
+import { handlers, preflights } from './resources/index.ts';
 import { createRestRouter } from './rest-router.ts';
 import { precompiledRoutes } from './routes.ts';
 
@@ -117,6 +117,7 @@ export async function createApi(service: ServiceContext, options: ApiOptions): P
     api,
     policy,
     handlers,
+    preflights,
     authenticator: createAuthenticator({
       verifiers: [accountTokens, ...(options.extraVerifiers ?? [])],
       acceptsAtDoor: options.acceptsAtDoor ?? (() => true),

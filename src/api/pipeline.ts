@@ -109,6 +109,8 @@ interface ContextBase {
   ifNoneMatch: string | undefined;
   spec: OperationSpec;
   policy: Policy;
+  /** What the operation's preflight returned (Preflights), if it has one. */
+  preflight?: unknown;
   /**
    * Records an audit event in the operation's transaction, on the target account unless `account` names
    * another (an operation without x-account-param that acts on an organization: create, accept).
@@ -155,6 +157,16 @@ type OperationHandler<K extends OperationId> = (
 /** A handler for every operation and nothing else; the type-check fails on a missing or unknown one. */
 export type Handlers = { [K in OperationId]: OperationHandler<K> };
 
+/**
+ * What a write waits on the network for (an issuer's discovery document, a DNS lookup), done before its
+ * transaction opens: inside it, the wait would hold a connection of the pool and the rows the transaction
+ * locked for as long as the other side takes, and a few such requests at once (an issuer that answers
+ * slowly, which anyone who can create an organization can set) would stall the whole instance. It runs
+ * after the caller is authorized and the request validated; what it returns reaches the handler as
+ * `op.preflight`, and what it throws is the answer.
+ */
+export type Preflights = { [K in OperationId]?: (op: OperationContext<K>) => Promise<unknown> };
+
 export interface Pipeline {
   execute(request: OperationRequest): Promise<OperationResponse>;
   /** The caller a bearer token stands for at this door; null when absent, unknown or not meant for it. */
@@ -179,6 +191,7 @@ export interface PipelineDeps {
   api: OpenAPIBackend;
   policy: Policy;
   handlers: Handlers;
+  preflights?: Preflights;
   authenticator: Authenticator;
   /** `WWW-Authenticate` value for a 401 or 403 at this door, naming the scope needed. */
   challenge(door: Door, scope: string, error?: 'invalid_token' | 'insufficient_scope'): string;
@@ -343,7 +356,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const handler = handlers[spec.operationId as OperationId] as unknown as (
       op: OperationContext,
     ) => Promise<OperationResponse>;
-    const invoke = (tx?: EntityManager) => {
+    /** The handler's context: in the write's transaction `tx`, or outside any (a read, or a preflight). */
+    const contextOf = (tx?: EntityManager, preflight?: unknown, ownEm?: EntityManager): OperationContext => {
       const sql: PlainStatement = <T>(
         query: string | PreparedStatement,
         params: readonly unknown[] = [],
@@ -360,10 +374,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const rows = service.runPrepared(query, params);
         return (method === 'get' ? rows.then((found) => found[0]) : rows) as Promise<T>;
       };
-      return handler({
+      return {
         service,
         get em() {
-          return tx ?? em();
+          return tx ?? ownEm ?? em();
         },
         sql,
         caller,
@@ -375,6 +389,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         ifNoneMatch: request.headers['if-none-match'],
         spec,
         policy,
+        preflight,
         audit(auditAction, resourceType, resourceId, details = {}, account = target?.account) {
           recordAudit(tx ?? em(), caller, {
             action: auditAction,
@@ -386,14 +401,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             meta: request.meta,
           });
         },
-      });
+      };
     };
+    // What the operation waits on the network for comes first, outside the transaction (Preflights), on an
+    // EntityManager of its own, so that nothing it loads is managed by the write's.
+    const preflight = deps.preflights?.[spec.operationId as OperationId] as
+      | ((op: OperationContext) => Promise<unknown>)
+      | undefined;
+    const prepared = preflight
+      ? await preflight(contextOf(undefined, undefined, service.orm.em.fork()))
+      : undefined;
     return write
       ? em().transactional(async (tx) => {
           if (heldMembership) await holdMembership(tx, caller.userId, heldMembership);
-          return invoke(tx);
+          return handler(contextOf(tx, prepared));
         })
-      : invoke();
+      : handler(contextOf(undefined, prepared));
   }
 
   /**

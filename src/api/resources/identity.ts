@@ -9,6 +9,7 @@ import {
   OrganizationSignInProvider,
   type OrgRole,
 } from '../../db/entities/index.ts';
+import { prepared } from '../../db/prepared.ts';
 import { domainRefusal, hasChallengeRecord, newChallenge } from '../../identity/domains.ts';
 import {
   endOrganizationIdentities,
@@ -18,7 +19,7 @@ import {
   unlinkIdentity,
 } from '../../identity/people.ts';
 import { checkIssuer } from '../../identity/providers.ts';
-import type { Handlers, OperationContext } from '../pipeline.ts';
+import type { Handlers, OperationContext, Preflights } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import { SHOWN_ONCE_HEADERS } from '../shown-once.ts';
 import { findOrganization, findOrganizationId, takeOrganizationTurn } from './organizations.ts';
@@ -150,12 +151,13 @@ export const identityHandlers = {
   async verifyDomain(op) {
     const row = await findDomain(op);
     if (!row.verifiedAt) {
-      const found = await hasChallengeRecord(
-        row.domain,
-        Buffer.from(row.verificationTokenHash),
-        op.service.config.dnsServers,
-      );
-      if (!found)
+      // Looked up before the transaction (identityPreflights), for the value stored then.
+      const checked = op.preflight as DomainCheck | undefined;
+      if (!checked || !Buffer.from(row.verificationTokenHash).equals(checked.tokenHash))
+        throw problems.conflict(
+          `A new TXT value was issued for ${row.domain} while the old one was looked up. Publish the new value and verify again.`,
+        );
+      if (!checked.found)
         throw problems.conflict(
           `No TXT record with the expected value was found at _l10n-verification.${row.domain}. Publish it and try again.`,
         );
@@ -181,10 +183,8 @@ export const identityHandlers = {
 
   async setIdentityProvider(op) {
     const organization = await findOrganization(op);
-    const issuer = String(op.body.issuer).replace(/\/+$/, '');
-    const production = op.service.config.nodeEnv === 'production';
-    if (production && !issuer.startsWith('https://'))
-      throw problems.badRequest('The issuer must be an https URL.', '/body/issuer');
+    // Checked already, before the transaction (identityPreflights).
+    const issuer = issuerOf(op.body);
     let row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
     const clientId = String(op.body.clientId);
     const secret: string | undefined = op.body.clientSecret;
@@ -203,10 +203,6 @@ export const identityHandlers = {
           : 'A client secret is required.',
         '/body/clientSecret',
       );
-    // Fetched through the address guard, so an issuer at an internal address is refused before anything
-    // is stored (src/identity/org-provider-fetch.ts).
-    const broken = await checkIssuer(issuer, op.service.config);
-    if (broken) throw problems.badRequest(broken, '/body/issuer');
     // The identities a provider issued are its own: a new issuer could name the same subjects (`alice`)
     // and sign in as the people the old one signed in, with whatever else their accounts hold. They end
     // with the issuer; the people keep their accounts and any other sign-in method.
@@ -300,3 +296,48 @@ async function findDomain(op: OperationContext) {
   if (!row) throw problems.notFound(`"${organization.account.handle}" has no domain ${op.params.domain}.`);
   return row;
 }
+
+/** The issuer as stored: without the trailing slashes an issuer URL is often written with. */
+const issuerOf = (body: { issuer: string }) => String(body.issuer).replace(/\/+$/, '');
+
+/** What verifyDomain's preflight found: the TXT value it looked for (by its hash), and whether it was there. */
+interface DomainCheck {
+  tokenHash: Buffer;
+  found: boolean;
+}
+
+const domainToCheck = prepared(
+  'select verification_token_hash, verified_at from organization_domains where organization_id = ? and domain = ?',
+);
+
+/**
+ * The network waits of these operations, before their transactions (Preflights in pipeline.ts): a slow
+ * issuer holds its request up to 10 s and a DNS lookup up to 6 s, which inside a transaction held a
+ * connection of the pool, and the domain row's lock, all that time.
+ */
+export const identityPreflights = {
+  async setIdentityProvider(op) {
+    const issuer = issuerOf(op.body);
+    if (op.service.config.nodeEnv === 'production' && !issuer.startsWith('https://'))
+      throw problems.badRequest('The issuer must be an https URL.', '/body/issuer');
+    // Fetched through the address guard, so an issuer at an internal address is refused before anything
+    // is stored (src/identity/org-provider-fetch.ts).
+    const broken = await checkIssuer(issuer, op.service.config);
+    if (broken) throw problems.badRequest(broken, '/body/issuer');
+  },
+
+  async verifyDomain(op): Promise<DomainCheck | undefined> {
+    const organizationId = await findOrganizationId(op);
+    const [row] = await op.sql<{ verification_token_hash: Buffer; verified_at: Date | null }[]>(
+      domainToCheck,
+      [organizationId, op.params.domain],
+    );
+    // Gone or verified already: the handler answers that, with the row it locks.
+    if (!row || row.verified_at) return undefined;
+    const tokenHash = Buffer.from(row.verification_token_hash);
+    return {
+      tokenHash,
+      found: await hasChallengeRecord(op.params.domain, tokenHash, op.service.config.dnsServers),
+    };
+  },
+} satisfies Preflights;

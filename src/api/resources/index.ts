@@ -1,9 +1,9 @@
-import type { Handlers } from '../pipeline.ts';
+import type { Handlers, Preflights } from '../pipeline.ts';
 import { accountHandlers } from './accounts.ts';
 import { appHandlers } from './apps.ts';
 import { auditHandlers } from './audit.ts';
 import { glossaryHandlers } from './glossary.ts';
-import { identityHandlers } from './identity.ts';
+import { identityHandlers, identityPreflights } from './identity.ts';
 import { invitationHandlers } from './invitations.ts';
 import { memberHandlers } from './members.ts';
 import { modelHandlers } from './models.ts';
@@ -29,3 +29,6 @@ export const handlers = {
   ...auditHandlers,
   ...identityHandlers,
 } satisfies Handlers;
+
+/** The operations that wait on the network before their transaction (Preflights in pipeline.ts). */
+export const preflights = { ...identityPreflights } satisfies Preflights;
