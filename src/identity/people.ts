@@ -78,7 +78,7 @@ function proposeHandle(username: string | undefined): string {
 export async function signInWithProfile(
   orm: Orm,
   given: Profile,
-  options: { linkTo?: string; meta?: AuditRecord['meta'] } = {},
+  options: { linkTo?: string; meta?: AuditRecord['meta']; raced?: boolean } = {},
 ): Promise<SignInOutcome> {
   const em = orm.em.fork();
   const profile = await withTrustedEmail(em, given);
@@ -126,10 +126,21 @@ export async function signInWithProfile(
     return { userId: existing.user.id, created: false };
   }
 
-  const userId = await createPerson(orm, profile);
+  let userId: string;
+  try {
+    userId = await createPerson(orm, profile);
+  } catch (error) {
+    // The same person's first sign-in finished in another browser at the same moment and created them:
+    // this one signs in as them (it found no identity a moment ago, and finds it now). Once only.
+    if (options.raced || !isSameIdentity(error)) throw error;
+    return signInWithProfile(orm, given, { ...options, raced: true });
+  }
   await enroll(orm.em.fork(), profile, userId, options.meta);
   return { userId, created: true };
 }
+
+const isSameIdentity = (error: unknown) =>
+  error instanceof UniqueConstraintViolationException && /identities_provider_subject/.test(String(error));
 
 /**
  * An organization's provider is run by that organization, which anyone can create: it vouches only for
@@ -164,7 +175,9 @@ async function createPerson(orm: Orm, profile: Profile): Promise<string> {
     const em = orm.em.fork();
     const { user } = createUserWithAccount(em, {
       handle,
-      displayName: (profile.name ?? profile.username ?? handle).slice(0, 100),
+      // At most 100 characters, cut between two (slice's UTF-16 units split an emoji into U+FFFD); a
+      // name that is only spaces is no name.
+      displayName: [...(profile.name?.trim() || profile.username || handle)].slice(0, 100).join(''),
       email: profile.verifiedEmail ?? null,
     });
     em.create(Identity, {

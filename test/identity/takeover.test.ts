@@ -184,6 +184,64 @@ describe('takeover attempts', () => {
     ).toEqual([{ provider: 'google' }]);
   });
 
+  it('a first sign-in finished in several browsers at once signs each in as the one person it creates', async () => {
+    // The callbacks race to create the person; the losers met the identity's unique key and answered 500.
+    for (let round = 0; round < 3; round++) {
+      const login = uniqueHandle('race');
+      google.accounts.set(login, {
+        email: `${login}@example.net`,
+        email_verified: true,
+        preferred_username: login,
+      });
+      const jars = [new CookieJar(), new CookieJar(), new CookieJar()];
+      const callbacks = await Promise.all(
+        jars.map(async (jar) => {
+          const start = await jar.fetch(`${service.url}/signin/google`);
+          return upstreamLogin(jar, start.headers.get('location')!, login);
+        }),
+      );
+      const answers = await Promise.all(jars.map((jar, i) => jar.fetch(callbacks[i]!)));
+      expect(answers.map((answer) => answer.status)).toEqual([303, 303, 303]);
+      const handles = await Promise.all(jars.map(whoIsSignedIn));
+      expect(new Set(handles).size).toBe(1);
+      expect(handles[0]).toBeDefined();
+      expect(
+        await sql(
+          service,
+          `select count(*)::int as n from identities where provider = 'google' and email = $1`,
+          [`${login}@example.net`],
+        ),
+      ).toEqual([{ n: 1 }]);
+    }
+  });
+
+  it('a long name from the provider is cut between two characters, and one of spaces is no name', async () => {
+    for (const [name, stored] of [
+      [`${'a'.repeat(99)}😀😀`, `${'a'.repeat(99)}😀`], // slice() left half of the emoji, stored as U+FFFD
+      ['   ', null],
+    ] as const) {
+      const login = uniqueHandle('nm');
+      google.accounts.set(login, {
+        email: `${login}@example.net`,
+        email_verified: true,
+        preferred_username: login,
+        name,
+      });
+      const jar = new CookieJar();
+      const start = await jar.fetch(`${service.url}/signin/google`);
+      expect((await jar.fetch(await upstreamLogin(jar, start.headers.get('location')!, login))).status).toBe(
+        303,
+      );
+      const [user] = (await sql(
+        service,
+        `select u.display_name as "displayName" from users u join identities i on i.user_id = u.id where i.email = $1`,
+        [`${login}@example.net`],
+      )) as { displayName: string }[];
+      // Without a name, the username stands in for one.
+      expect(user!.displayName).toBe(stored ?? login);
+    }
+  });
+
   it('a replayed callback (same state, same cookie) is refused', async () => {
     githubUser(`${uniqueHandle('re')}@example.org`, true);
     const jar = new CookieJar();
