@@ -465,6 +465,10 @@ export type Identity = {
      * Whether the provider said that e-mail is verified.
      */
     emailVerified: boolean;
+    /**
+     * For `organization`, whether that organization requires signing in through its provider and you are its member: the method cannot be removed (unlinkIdentity answers 409) while you are.
+     */
+    requiredByOrganization: boolean;
     createdAt: Timestamp;
 };
 

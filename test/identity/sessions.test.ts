@@ -228,6 +228,7 @@ describe('sign-in methods through the API', () => {
         provider: 'github',
         email: `${user.handle}@example.com`,
         emailVerified: true,
+        requiredByOrganization: false,
       }),
     ]);
     const last = await sdk.unlinkIdentity({

@@ -44,6 +44,8 @@ export const identityHandlers = {
       ? await op.em.find(Organization, { id: { $in: orgIds } }, { populate: ['account'] })
       : [];
     const handleOf = new Map(organizations.map((o) => [o.id, o.account.handle]));
+    const requiring = new Set<string>();
+    for (const id of new Set(orgIds)) if (await requiresItsProvider(op, id)) requiring.add(id);
     return {
       status: 200,
       body: {
@@ -53,6 +55,7 @@ export const identityHandlers = {
           organization: handleOf.get(organizationOfProvider(r.provider) ?? '') ?? null,
           email: r.email ?? null,
           emailVerified: r.emailVerified,
+          requiredByOrganization: requiring.has(organizationOfProvider(r.provider) ?? ''),
           createdAt: r.createdAt.toISOString(),
         })),
       },
@@ -60,19 +63,9 @@ export const identityHandlers = {
   },
 
   async unlinkIdentity(op) {
-    // An organization that requires its provider holds its members to it: removing the identity it issued
-    // would leave a personal provider they linked as their way in, around the requirement.
     const identity = await op.em.findOne(Identity, { id: op.params.identity!, user: op.caller.userId });
     const organizationId = identity && organizationOfProvider(identity.provider);
-    if (
-      organizationId &&
-      (await op.em.count(OrganizationSignInProvider, {
-        organization: organizationId,
-        required: true,
-        enabled: true,
-      })) &&
-      (await op.em.count(Membership, { organization: organizationId, user: op.caller.userId }))
-    ) {
+    if (organizationId && (await requiresItsProvider(op, organizationId))) {
       throw problems.conflict(
         'Your organization requires signing in through its provider: this sign-in method stays while you are a member.',
       );
@@ -341,3 +334,20 @@ export const identityPreflights = {
     };
   },
 } satisfies Preflights;
+
+/**
+ * Whether the organization requires its provider of the caller (it requires it, and they are a member):
+ * removing the identity it issued would leave a personal provider they linked as their way in, around the
+ * requirement, so that identity stays while they are a member.
+ */
+async function requiresItsProvider(op: OperationContext, organizationId: string): Promise<boolean> {
+  const required = await op.em.count(OrganizationSignInProvider, {
+    organization: organizationId,
+    required: true,
+    enabled: true,
+  });
+  return (
+    required > 0 &&
+    (await op.em.count(Membership, { organization: organizationId, user: op.caller.userId })) > 0
+  );
+}

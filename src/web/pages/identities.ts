@@ -14,6 +14,7 @@ interface IdentityItem {
   organization: string | null;
   email: string | null;
   emailVerified: boolean;
+  requiredByOrganization: boolean;
 }
 
 export interface ProviderChoice {
