@@ -4,6 +4,7 @@
 // that provider says about an e-mail at a domain the organization did not verify is not trusted. With the
 // provider required, neither GitHub with an e-mail at the domain nor a personal GitHub a member linked gets in.
 import { randomBytes } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { CookieJar, csrfOf, postForm, sql, uniqueHandle } from '../oauth/helpers.ts';
@@ -293,6 +294,33 @@ describe('organization domains, provider and enrollment', () => {
     const third = await later.fetch(`${service.url}/signin/github`);
     const returned = await fetch(third.headers.get('location')!, { redirect: 'manual' });
     expect((await later.fetch(returned.headers.get('location')!)).status).toBe(303);
+  });
+});
+
+describe('a domain written in Unicode', () => {
+  it('keeps the e-mails its provider vouched for in ASCII, so that removing the domain ends what it vouched for', async () => {
+    const unicode = `bücher-${org}.example`;
+    const ascii = domainToASCII(unicode);
+    const added = await sdk.addDomain({ client: admin.client, path: { org }, body: { domain: ascii } });
+    expect(added.response.status).toBe(201);
+    dns.records.set(added.data!.txtRecord.name, added.data!.txtRecord.value);
+    expect(
+      (await sdk.verifyDomain({ client: admin.client, path: { org, domain: ascii } })).response.status,
+    ).toBe(200);
+    // The provider writes the address in Unicode, as a person would.
+    const uma = `uma-${randomBytes(3).toString('hex')}`;
+    idp.accounts.set(uma, { email: `${uma}@${unicode}`, email_verified: true });
+    expect((await orgSignIn(`${uma}@${unicode}`, uma)).status).toBe(303);
+    expect(await membership(uma)).toEqual(['member']);
+    const stored = () =>
+      sql(service, `select i.email, i.email_verified as verified from identities i where i.subject = $1`, [
+        uma,
+      ]);
+    // Stored in the form invitations are sent to and domains are verified in (it was kept in Unicode).
+    expect(await stored()).toEqual([{ email: `${uma}@${ascii}`, verified: true }]);
+    const removed = await sdk.removeDomain({ client: admin.client, path: { org, domain: ascii } });
+    expect(removed.response.status).toBe(204);
+    expect(await stored()).toEqual([{ email: `${uma}@${ascii}`, verified: false }]);
   });
 });
 
