@@ -197,3 +197,39 @@ describe('migrations from several instances at once', () => {
     });
   });
 });
+
+describe('the migration of e-mail domains to ASCII', () => {
+  it('rewrites the Unicode domain of stored e-mails, the local part and every other address as they were', async () => {
+    const database = await createTestDatabase();
+    const orm = await connectDatabase(database.url);
+    try {
+      const before = migrations.findIndex((m) => m.name === 'Migration20261127140000_ascii_email_domains');
+      await orm.migrator.up({ to: migrations[before - 1]!.name });
+      const db = orm.em.getConnection();
+      await db.execute(
+        `insert into users (id, display_name, email) values
+           ('01900000-0000-7000-8000-000000000001', 'Uma', 'uma@bücher.example'),
+           ('01900000-0000-7000-8000-000000000002', 'Ann', 'ann@example.com'),
+           ('01900000-0000-7000-8000-000000000003', 'Üla', 'üla@xn--bcher-kva.example')`,
+      );
+      await db.execute(
+        `insert into identities (id, user_id, provider, subject, email, email_verified) values
+           ('01900000-0000-7000-8000-000000000011', '01900000-0000-7000-8000-000000000001', 'github', '1', 'uma@bücher.example', true),
+           ('01900000-0000-7000-8000-000000000012', '01900000-0000-7000-8000-000000000002', 'github', '2', null, false)`,
+      );
+      await orm.migrator.up();
+      expect(await db.execute('select email from users order by id')).toEqual([
+        { email: 'uma@xn--bcher-kva.example' },
+        { email: 'ann@example.com' },
+        { email: 'üla@xn--bcher-kva.example' },
+      ]);
+      expect(await db.execute('select email, email_verified from identities order by id')).toEqual([
+        { email: 'uma@xn--bcher-kva.example', email_verified: true },
+        { email: null, email_verified: false },
+      ]);
+    } finally {
+      await orm.close();
+      await database.drop();
+    }
+  });
+});
