@@ -297,6 +297,29 @@ describe('organization domains, provider and enrollment', () => {
   });
 });
 
+describe('an organization provider set by several requests at once', () => {
+  it('is saved by each in turn, as a PUT arriving later is, none refused', async () => {
+    const another = uniqueHandle('putorg');
+    await createTestOrganization(service, another, admin);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        sdk.setIdentityProvider({
+          client: admin.client,
+          path: { org: another },
+          body: {
+            issuer: idp.issuer,
+            clientId: idp.clientId,
+            clientSecret: idp.clientSecret,
+            enrollRole: 'member',
+          },
+        }),
+      ),
+    );
+    // The first to store the row won; the others ran into its unique key (409) instead of finding it.
+    expect(answers.map((answer) => answer.response.status)).toEqual(Array(8).fill(200));
+  });
+});
+
 describe('a domain written in Unicode', () => {
   it('keeps the e-mails its provider vouched for in ASCII, so that removing the domain ends what it vouched for', async () => {
     const unicode = `bücher-${org}.example`;

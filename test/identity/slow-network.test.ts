@@ -60,6 +60,17 @@ describe('writes that wait on the network', () => {
     });
     expect(project.response.status).toBe(201);
     expect((await sdk.getOrganization({ client: admin.client, path: { org } })).response.status).toBe(200);
+    // A request that cannot be saved whatever the issuer says (no client secret, none stored) is refused
+    // without fetching it: at once, not after the issuer's wait.
+    const before = received;
+    const noSecret = await sdk.setIdentityProvider({
+      client: admin.client,
+      path: { org },
+      body: { issuer: slowUrl, clientId: 'client', enrollRole: 'member' },
+    });
+    expect(noSecret.response.status).toBe(400);
+    expect(noSecret.error?.errors?.[0]?.pointer).toBe('/body/clientSecret');
+    expect(received).toBe(before);
     // And each of the twelve gets its own answer: the issuer has no discovery document.
     const answers = await Promise.all(setting);
     for (const answer of answers) {

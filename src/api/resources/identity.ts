@@ -176,26 +176,21 @@ export const identityHandlers = {
 
   async setIdentityProvider(op) {
     const organization = await findOrganization(op);
-    // Checked already, before the transaction (identityPreflights).
+    // Its provider is set one request at a time: a second, arriving together, waits and then finds the row
+    // this one stores (it ran into the row's unique key, a 409, where a PUT is answered as arriving later).
+    await takeOrganizationTurn(op, organization.id);
+    // The issuer was checked before the transaction (identityPreflights).
     const issuer = issuerOf(op.body);
     let row = await op.em.findOne(OrganizationSignInProvider, { organization: organization.id });
     const clientId = String(op.body.clientId);
     const secret: string | undefined = op.body.clientSecret;
-    // The stored secret goes on being sent only to the provider and client it was given for: kept across a
-    // change of issuer or client id, it would be sent to whatever token endpoint the new issuer names, and
-    // the "write-only" secret could be read out by pointing the issuer at a server of one's own.
-    const sameClient = row?.issuer === issuer && row.clientId === clientId;
+    // Checked before the fetch too, and again here on the row as it is now.
+    const missing = secretRefusal(op.body, row && { ...row, hasSecret: Boolean(row.clientSecretEncrypted) });
+    if (missing) throw missing;
     const storedSecret =
-      sameClient && row?.clientSecretEncrypted
+      !secret && row?.clientSecretEncrypted
         ? op.service.cipher.decrypt(Buffer.from(row.clientSecretEncrypted), orgSecretBinding(organization.id))
         : undefined;
-    if (!secret && !storedSecret)
-      throw problems.badRequest(
-        row
-          ? 'A new issuer or client id needs its client secret: the stored one is kept only for the same client.'
-          : 'A client secret is required.',
-        '/body/clientSecret',
-      );
     // The identities a provider issued are its own: a new issuer could name the same subjects (`alice`)
     // and sign in as the people the old one signed in, with whatever else their accounts hold. They end
     // with the issuer; the people keep their accounts and any other sign-in method.
@@ -299,6 +294,32 @@ interface DomainCheck {
   found: boolean;
 }
 
+const storedProvider = prepared(
+  `select issuer, client_id as "clientId", client_secret_encrypted is not null as "hasSecret"
+     from organization_sign_in_providers where organization_id = ?`,
+);
+
+/**
+ * The 400 for a provider saved without a client secret when none can be kept. The stored secret goes on
+ * being sent only to the provider and client it was given for: kept across a change of issuer or client id,
+ * it would be sent to whatever token endpoint the new issuer names, and the "write-only" secret could be
+ * read out by pointing the issuer at a server of one's own.
+ */
+function secretRefusal(
+  body: { issuer: string; clientId: string; clientSecret?: string },
+  stored: { issuer: string; clientId: string; hasSecret: boolean } | null | undefined,
+) {
+  if (body.clientSecret) return undefined;
+  const sameClient = stored?.issuer === issuerOf(body) && stored.clientId === String(body.clientId);
+  if (sameClient && stored?.hasSecret) return undefined;
+  return problems.badRequest(
+    stored
+      ? 'A new issuer or client id needs its client secret: the stored one is kept only for the same client.'
+      : 'A client secret is required.',
+    '/body/clientSecret',
+  );
+}
+
 const domainToCheck = prepared(
   'select verification_token_hash, verified_at from organization_domains where organization_id = ? and domain = ?',
 );
@@ -313,6 +334,13 @@ export const identityPreflights = {
     const issuer = issuerOf(op.body);
     if (op.service.config.nodeEnv === 'production' && !issuer.startsWith('https://'))
       throw problems.badRequest('The issuer must be an https URL.', '/body/issuer');
+    // A request that cannot be saved whatever the issuer says is refused without fetching it.
+    const [stored] = await op.sql<{ issuer: string; clientId: string; hasSecret: boolean }[]>(
+      storedProvider,
+      [await findOrganizationId(op)],
+    );
+    const missing = secretRefusal(op.body, stored);
+    if (missing) throw missing;
     // Fetched through the address guard, so an issuer at an internal address is refused before anything
     // is stored (src/identity/org-provider-fetch.ts).
     const broken = await checkIssuer(issuer, op.service.config);
