@@ -131,8 +131,13 @@ export function createProvider(ctx: ServiceContext, sessions: Sessions): Provide
       },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (_ctx, _client, oneOf) => {
+        defaultResource: (ctx, _client, oneOf) => {
           if (!oneOf) return defaultResource(config.baseUrl);
+          // Several resources named in the token request itself ask for a token no single audience can
+          // carry: given them all back, oidc-provider answers invalid_target (RFC 8707 §2.2). Only a grant's
+          // several resources, none named now, are narrowed to the default (it chose /mcp silently, and the
+          // client, asking for /api first, met a 401 there).
+          if (ctx.oidc.params?.resource !== undefined) return oneOf;
           return (
             oneOf.find((r) => canonicalResource(r, config.baseUrl) === defaultResource(config.baseUrl)) ??
             oneOf[0]!

@@ -370,6 +370,68 @@ describe('audience', () => {
     }
   });
 
+  it('refuses a token request naming two resources, which one token cannot serve, and serves each alone', async () => {
+    const api = resourceFor('rest', service.config.baseUrl);
+    const mcp = resourceFor('mcp', service.config.baseUrl);
+    const { client, redirectUri } = await registerPublicClient(service);
+    const { runAuthorization } = await import('./helpers.ts');
+    const form = (fields: [string, string][]) =>
+      fetch(`${service.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
+    /** A code of an authorization for both resources (its grant holds both), as exchange fields. */
+    const authorizedForBoth = async (): Promise<[string, string][]> => {
+      const codeVerifier = oauth.generateRandomCodeVerifier();
+      const url = new URL(`${service.url}/oauth/authorize`);
+      url.search = new URLSearchParams([
+        ['response_type', 'code'],
+        ['client_id', client.client_id],
+        ['redirect_uri', redirectUri],
+        ['code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier)],
+        ['code_challenge_method', 'S256'],
+        ['scope', 'user:read'],
+        ['resource', mcp],
+        ['resource', api],
+      ]).toString();
+      const { callback } = await runAuthorization(service, jar, url.toString(), redirectUri, browser());
+      return [
+        ['grant_type', 'authorization_code'],
+        ['client_id', client.client_id],
+        ['code', callback.searchParams.get('code')!],
+        ['code_verifier', codeVerifier],
+        ['redirect_uri', redirectUri],
+      ];
+    };
+    // Both at once: invalid_target, where a token for /mcp alone came back, unsaid.
+    await expectOAuthError(
+      await form([...(await authorizedForBoth()), ['resource', api], ['resource', mcp]]),
+      400,
+      'invalid_target',
+    );
+    // One of them: a token for that one.
+    const single = await form([...(await authorizedForBoth()), ['resource', api]]);
+    expect(single.status).toBe(200);
+    const tokens = (await single.json()) as Record<string, string>;
+    expect((await verifier.oauth.verifyAccessToken(tokens.access_token!))?.credential).toMatchObject({
+      audience: api,
+    });
+    // A refresh naming both is refused the same way; naming none gets the grant's default, as before.
+    await expectOAuthError(
+      await form([
+        ['grant_type', 'refresh_token'],
+        ['client_id', client.client_id],
+        ['refresh_token', tokens.refresh_token!],
+        ['resource', api],
+        ['resource', mcp],
+      ]),
+      400,
+      'invalid_target',
+    );
+    expect((await refresh(client.client_id, tokens.refresh_token!)).status).toBe(200);
+  });
+
   it('refuses a resource indicator that is not ours', async () => {
     const { client, redirectUri } = await registerPublicClient(service);
     const outcome = await authorizationOutcome(client.client_id, redirectUri, {
