@@ -18,7 +18,7 @@ export function webRoutes(deps: WebDeps): Router {
   const kit = createKit(deps);
   projectPages(router, kit, deps.pipeline);
   organizationPages(router, kit, deps.pipeline, deps.ctx.orm, deps.ctx.config);
-  orgSignInPages(router, kit, deps.pipeline, deps.ctx.config.baseUrl);
+  orgSignInPages(router, kit, deps.pipeline, deps.ctx.config);
   settingsPages(router, kit, deps.pipeline, deps.ctx);
   voicePages(router, kit, deps.pipeline);
   glossaryPages(router, kit, deps.pipeline);

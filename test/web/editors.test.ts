@@ -320,21 +320,33 @@ describe('forms that take codes written in another case', () => {
     });
     expect(created.status).toBe(303);
     const action = `/orgs/${org}/sign-in/domains`;
-    const added = await postForm(jar, `${service.url}${action}`, {
-      csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
-      domain: 'Cases-Example.COM',
-    });
-    expect(added.status).toBe(201);
-    expect(await added.text()).toContain('cases-example.com');
+    /** Adds `domain` through the page; the page its TXT value is shown on, once. */
+    const addDomain = async (domain: string) => {
+      const posted = await postForm(jar, `${service.url}${action}`, {
+        csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
+        domain,
+      });
+      expect(posted.status, domain).toBe(303);
+      const shownAt = new URL(posted.headers.get('location')!, service.url).href;
+      expect(shownAt).toBe(`${service.url}/orgs/${org}/sign-in/domains/added`);
+      const shown = await jar.fetch(shownAt);
+      expect(shown.status, domain).toBe(200);
+      return { shownAt, html: await shown.text() };
+    };
+    const { shownAt, html } = await addDomain('Cases-Example.COM');
+    expect(html).toContain('cases-example.com');
+    expect(html).toMatch(/l10n-verification=[\w-]+/);
+    // Reloading it issues no new value (it posted the form again, and the value shown first, perhaps
+    // published already, was no longer the one to publish): the value is shown once.
+    const reloaded = await jar.fetch(shownAt);
+    expect(reloaded.status).toBe(303);
+    expect(new URL(reloaded.headers.get('location')!, service.url).searchParams.get('notice')).toContain(
+      'shown once',
+    );
     // Internationalised domains, written in Unicode, are claimed in their ASCII (punycode) form, a
     // punycode top-level domain included.
     for (const unicode of [`bücher-${owner}.example`, `пример-${owner}.рф`]) {
-      const idn = await postForm(jar, `${service.url}${action}`, {
-        csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
-        domain: unicode,
-      });
-      expect(idn.status, unicode).toBe(201);
-      expect(await idn.text()).toContain(domainToASCII(unicode));
+      expect((await addDomain(unicode)).html).toContain(domainToASCII(unicode));
     }
     // "Sign in with your organization" reads a Unicode address too (no organization has this one).
     for (const address of [`a@bücher-x-${owner}.example`, `a@пример-x-${owner}.рф`]) {

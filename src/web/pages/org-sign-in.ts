@@ -7,6 +7,7 @@ import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import { asciiDomain } from '../../identity/domains.ts';
 import { formErrors, isOk, type Kit, type PageContext, pathOf, text } from '../kit.ts';
+import { shownOnce } from '../shown-once.ts';
 
 interface Organization {
   handle: string;
@@ -32,7 +33,21 @@ interface Extra {
 const ROLE = { admin: 'organization_admin', member: 'organization_member' } as const;
 const emptyForm = (values: Record<string, unknown> = {}): Form => ({ values, fields: {}, form: [] });
 
-export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, baseUrl: string): void {
+export function orgSignInPages(
+  router: Router,
+  kit: Kit,
+  pipeline: Pipeline,
+  config: { baseUrl: string; cookieKeys: readonly string[] },
+): void {
+  const { baseUrl } = config;
+  // The TXT value exists only in addDomain's answer: the form leads to a page that shows it once
+  // (shown-once.ts), so a reload there issues no new value (it posted the form again, and the value shown
+  // first, perhaps published already, stopped being the one to publish).
+  const added = shownOnce<NonNullable<Extra['added']> & { org: string }>(
+    config.cookieKeys,
+    'domain-added',
+    baseUrl.startsWith('https:'),
+  );
   // Where the organization's provider sends people back; the same URL setIdentityProvider reports.
   const callbackUrl = `${baseUrl}/signin/callback/org`;
   const here = (pc: PageContext, handle: string, notice: string) =>
@@ -118,12 +133,25 @@ export function orgSignInPages(router: Router, kit: Kit, pipeline: Pipeline, bas
       const values = { domain: asciiDomain(text(req.body, 'domain').trim()) };
       const r = await pc.call('addDomain', { params: { org }, body: values });
       if (isOk(r)) {
-        // Shown on the page answering this POST, not after a redirect: the value is in this answer only.
-        const added = r.body as NonNullable<Extra['added']>;
-        return signInPage(res, pc, org, { status: 201, added });
+        const { domain, txtRecord } = r.body as NonNullable<Extra['added']>;
+        return added.showAt(res, `${pathOf('orgs', org)}/sign-in/domains/added`, { org, domain, txtRecord });
       }
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await signInPage(res, pc, org, { status: r.status, domainForm: { values, ...formErrors(r) } });
+    }),
+  );
+
+  router.get(
+    '/orgs/:org/sign-in/domains/added',
+    kit.page(async (req, res, pc) => {
+      const org = String(req.params.org);
+      const shown = await added.take(req, res);
+      if (!shown || shown.org !== org) {
+        const notice =
+          'A TXT value is shown once, right after it is issued, and this one was shown already. If it was not copied, issue a new one with "New TXT record".';
+        return res.redirect(303, kit.withNotice(pc, `${pathOf('orgs', org)}/sign-in`, notice));
+      }
+      await signInPage(res, pc, org, { added: { domain: shown.domain, txtRecord: shown.txtRecord } });
     }),
   );
 
