@@ -23,6 +23,10 @@ const isFreeEmailDomain = (domain: string): boolean => freeEmailDomains().DOMAIN
  */
 export function asciiDomain(domain: string): string {
   const lowered = domain.toLowerCase();
+  // domainToASCII reads its input as a URL's host: it stops at / ? # and decodes %41, so a pasted URL or an
+  // escape would claim another domain than the one typed (corp.example%41 as corp.examplea). Such text is
+  // no domain name: left as it is, for the checks after it to refuse.
+  if (/[/?#%@:\\\s[\]]/.test(lowered)) return lowered;
   return domainToASCII(lowered) || lowered;
 }
 

@@ -8,7 +8,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { issueInvitation } from '../../src/domain/invitations.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
-import { type CookieJar, csrfOf, postForm, signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { type CookieJar, csrfOf, postForm, signedInJar, sql, uniqueHandle } from '../oauth/helpers.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
 import { useService } from '../support/suite.ts';
@@ -348,6 +348,20 @@ describe('forms that take codes written in another case', () => {
     for (const unicode of [`bücher-${owner}.example`, `пример-${owner}.рф`]) {
       expect((await addDomain(unicode)).html).toContain(domainToASCII(unicode));
     }
+    // Text that is no domain name is refused, not read as a URL's host (which claimed another domain).
+    for (const typed of ['corp.example%41', 'pasted.example/login?x=1', 'corp2.example#x']) {
+      const refused = await postForm(jar, `${service.url}${action}`, {
+        csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
+        domain: typed,
+      });
+      expect(refused.status, typed).toBe(400);
+    }
+    expect(
+      await sql(
+        service,
+        `select domain from organization_domains where domain in ('corp.examplea', 'pasted.example', 'corp2.example')`,
+      ),
+    ).toEqual([]);
     // "Sign in with your organization" reads a Unicode address too (no organization has this one).
     for (const address of [`a@bücher-x-${owner}.example`, `a@пример-x-${owner}.рф`]) {
       const signIn = await fetch(`${service.url}/signin/org?email=${encodeURIComponent(address)}`);
