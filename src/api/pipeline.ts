@@ -543,6 +543,9 @@ function validationMessage(error: { keyword: string; params: unknown; message?: 
   const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues;
   if (error.keyword === 'enum' && Array.isArray(allowed))
     return `must be one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
+  // A name must hold something to read (openapi.yaml's `pattern: "\S"`), said as such.
+  if (error.keyword === 'pattern' && (error.params as { pattern?: unknown }).pattern === '\\S')
+    return 'must not be blank';
   return error.message ?? 'is invalid';
 }
 

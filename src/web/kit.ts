@@ -89,6 +89,7 @@ const PLAIN: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/^must match format "uri"$/, 'Enter a full URL, such as https://example.com/v1.'],
   [/^must match pattern "(.*)"$/s, (pattern) => PATTERNS[pattern] ?? 'This is not in the expected form.'],
   [/^must be one of .*$/s, 'Choose one of the offered values.'],
+  [/^must not be blank$/, 'Fill this in.'],
 ];
 const plain = (message: string) => {
   for (const [pattern, replacement] of PLAIN) {

@@ -147,6 +147,31 @@ describe('a value outside an enum', () => {
   });
 });
 
+describe('a name of spaces only', () => {
+  it('is refused as blank for an organization, a project and a profile, and nothing is stored', async () => {
+    const post = (path: string, method: string, body: unknown) =>
+      fetch(`${service.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    for (const [path, method, body, pointer] of [
+      ['/organizations', 'POST', { handle: 'blank-org', displayName: ' \t ' }, '/body/displayName'],
+      ['/accounts/ada/projects', 'POST', { handle: 'blank', name: '   ', sourceLocale: 'en' }, '/body/name'],
+      ['/user', 'PATCH', { displayName: '  ' }, '/body/displayName'],
+    ] as const) {
+      const refused = await post(path, method, body);
+      expect(refused.status, path).toBe(400);
+      expect(((await refused.json()) as { errors: unknown[] }).errors).toEqual([
+        { pointer, message: 'must not be blank' },
+      ]);
+    }
+    expect(await db.query(`select 1 from accounts where handle = 'blank-org'`).then((r) => r.rows)).toEqual(
+      [],
+    );
+  });
+});
+
 describe('malformed input on every write operation', () => {
   it('covers every write operation of openapi.yaml', () => {
     expect(writes.length).toBeGreaterThanOrEqual(20);
