@@ -743,3 +743,27 @@ describe('a public organization, seen from outside and by a member', () => {
     expect(adminPage).toContain('The last admin cannot leave');
   });
 });
+
+describe('a translation line the glossary form cannot read', () => {
+  it('is named, with what was typed kept, rather than told to fill in a field that is filled', async () => {
+    const owner = uniqueHandle('gtl');
+    const jar = await signedIn(owner);
+    const refused = await postEntry(jar, owner, {
+      term: 'workspace',
+      definition: 'Where work happens',
+      translations: 'de = Arbeitsbereich\nno equals sign here',
+    });
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toContain('Line 2 is not &quot;locale = translation&quot;');
+    expect(html).not.toContain('Fill this in.');
+    expect(html).toContain('no equals sign here</textarea>');
+    // A line that goes on the translation above it, indented, is one.
+    const saved = await postEntry(jar, owner, {
+      term: 'workspace',
+      definition: 'Where work happens',
+      translations: 'de = Arbeitsbereich\n  über zwei Zeilen',
+    });
+    expect(saved.status).toBe(303);
+  });
+});

@@ -341,6 +341,23 @@ function parseTranslations(value: string, stored: Record<string, string> = {}): 
   return out;
 }
 
+/**
+ * Why the form's translations cannot be read, naming the line, or undefined: a line that is neither
+ * "locale = translation" nor an indented continuation (read as a locale with no translation, it was told
+ * only "Fill this in." on a field that was filled).
+ */
+function translationsProblem(value: string): string | undefined {
+  let inTranslation = false;
+  for (const [index, line] of value.split(/\r?\n/).entries()) {
+    if (inTranslation && (line.startsWith(CONTINUATION) || line === '')) continue;
+    if (line.trim() === '') continue;
+    if (line.indexOf('=') <= 0)
+      return `Line ${index + 1} is not "locale = translation" (such as de = Arbeitsbereich); indent a line that goes on the translation above it by two spaces.`;
+    inTranslation = true;
+  }
+  return undefined;
+}
+
 const entryText = (e: Entry | undefined) =>
   e
     ? [
@@ -536,6 +553,15 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           { status: 409, entry: { values: { ...values, original: '' }, fields: {}, form: [gone] } },
         );
       }
+      const unreadable = translationsProblem(values.translations);
+      if (unreadable)
+        return glossaryPage(
+          res,
+          pc,
+          account,
+          {},
+          { status: 400, entry: { values, fields: { translations: unreadable }, form: [] } },
+        );
       const storedTranslations = at >= 0 ? entries[at]!.translations : {};
       const entry: Entry = {
         term: values.term.trim(),
