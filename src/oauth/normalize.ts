@@ -123,5 +123,19 @@ export function normalizeRegistration(): RequestHandler[] {
       ),
     });
   };
-  return [parseOrOAuthError, refuseUnsafeText, rewrite];
+  // A client that could never get a token here (no authorization code grant, or no `code` response) is
+  // refused at registration, where the mistake is, instead of registered and then told at every
+  // authorization that its request is malformed.
+  const refuseUnusable: RequestHandler = (req, res, next) => {
+    const { grant_types: grants, response_types: responses } = (req.body ?? {}) as Record<string, unknown>;
+    const refused =
+      Array.isArray(grants) && !grants.includes('authorization_code')
+        ? 'grant_types must include authorization_code: this server issues tokens through that grant only'
+        : Array.isArray(responses) && !responses.includes('code')
+          ? 'response_types must include code: this server answers authorizations with a code only'
+          : undefined;
+    if (!refused) return next();
+    res.status(400).json({ error: 'invalid_client_metadata', error_description: refused });
+  };
+  return [parseOrOAuthError, refuseUnsafeText, refuseUnusable, rewrite];
 }

@@ -66,6 +66,33 @@ describe('dynamic client registration', () => {
     }
   });
 
+  it('refuses a client that could never get a token here, where it was registered and then refused each time', async () => {
+    for (const [extra, named] of [
+      [{ grant_types: [] }, 'grant_types'],
+      [{ grant_types: ['refresh_token'] }, 'grant_types'],
+      [{ response_types: [] }, 'response_types'],
+    ] as const) {
+      const response = await register(service, {
+        ...base,
+        redirect_uris: ['https://app.example.com/cb'],
+        ...extra,
+      });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: string; error_description: string };
+      expect(body.error).toBe('invalid_client_metadata');
+      expect(body.error_description).toMatch(new RegExp(`^${named} must include`));
+    }
+    // The usual registrations still pass, the grant named or not.
+    for (const extra of [{}, { grant_types: ['authorization_code'] }, { response_types: ['code'] }]) {
+      const response = await register(service, {
+        ...base,
+        redirect_uris: ['https://app.example.com/cb'],
+        ...extra,
+      });
+      expect(response.status).toBe(201);
+    }
+  });
+
   it('takes a client_name of up to 100 characters, the most a consent page shows', async () => {
     const register100 = (name: string) =>
       register(service, { ...base, client_name: name, redirect_uris: ['https://app.example.com/cb'] });
