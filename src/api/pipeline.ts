@@ -408,15 +408,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const preflight = deps.preflights?.[spec.operationId as OperationId] as
       | ((op: OperationContext) => Promise<unknown>)
       | undefined;
-    const prepared = preflight
+    const preflightResult = preflight
       ? await preflight(contextOf(undefined, undefined, service.orm.em.fork()))
       : undefined;
     return write
       ? em().transactional(async (tx) => {
           if (heldMembership) await holdMembership(tx, caller.userId, heldMembership);
-          return handler(contextOf(tx, prepared));
+          return handler(contextOf(tx, preflightResult));
         })
-      : handler(contextOf(undefined, prepared));
+      : handler(contextOf(undefined, preflightResult));
   }
 
   /**
