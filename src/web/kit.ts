@@ -87,6 +87,8 @@ const PLAIN: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/^must be integer$/, 'Enter a whole number.'],
   [/^must match format "email"$/, 'Enter an e-mail address.'],
   [/^must match format "uri"$/, 'Enter a full URL, such as https://example.com/v1.'],
+  // An id in a page's address (a link edited by hand): nothing a person typed.
+  [/^must match format "uuid"$/, 'This address names nothing here: its id is not one this service makes.'],
   [/^must match pattern "(.*)"$/s, (pattern) => PATTERNS[pattern] ?? 'This is not in the expected form.'],
   [/^must be one of .*$/s, 'Choose one of the offered values.'],
   [/^must not be blank$/, 'Fill this in.'],

@@ -57,6 +57,8 @@ describe.skipIf(!hasChromium)('a form sent back refused', () => {
       await page.locator('#f-org-handle').fill(org);
       await page.locator('#f-org-name').fill('Solo');
       await page.getByRole('button', { name: 'Create organization' }).click();
+      // Created (its page, with a notice) before going on: a goto at once could cut the form's POST off.
+      await page.waitForURL(new RegExp(`/orgs/${org}\\?notice=`));
       await page.goto(`${service.url}/orgs/${org}`);
       await confirmAction(page, `Leave @${org}`);
       await page.waitForLoadState();

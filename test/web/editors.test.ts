@@ -348,13 +348,20 @@ describe('forms that take codes written in another case', () => {
     for (const unicode of [`bücher-${owner}.example`, `пример-${owner}.рф`]) {
       expect((await addDomain(unicode)).html).toContain(domainToASCII(unicode));
     }
-    // Text that is no domain name is refused, not read as a URL's host (which claimed another domain).
-    for (const typed of ['corp.example%41', 'pasted.example/login?x=1', 'corp2.example#x']) {
+    // Text that is no domain name is refused, not read as a URL's host (which claimed another domain);
+    // the form shows what was typed, not its punycode.
+    for (const typed of [
+      'corp.example%41',
+      'pasted.example/login?x=1',
+      'corp2.example#x',
+      'Bücher.Example.',
+    ]) {
       const refused = await postForm(jar, `${service.url}${action}`, {
         csrf: csrfOf(await formOn(jar, `/orgs/${org}/sign-in`, action)),
         domain: typed,
       });
       expect(refused.status, typed).toBe(400);
+      expect(await refused.text(), typed).toContain(`value="${typed}"`);
     }
     expect(
       await sql(
@@ -504,6 +511,15 @@ describe('the diff pages', () => {
     const hidden = (text: string) => `<span class="visually-hidden">${text}</span>`;
     expect(html).toContain(`<del>${hidden('[removed: ')}${words('a')}${hidden(']')}</del>`);
     expect(html).toContain(`<ins>${hidden('[added: ')}${words('b')}${hidden(']')}</ins>`);
+    // Asked the other way round (From the newer), the page says which version is struck through by its
+    // number: it said "the older version" of the newer one.
+    const reversed = await (
+      await jar.fetch(`${service.url}/accounts/${owner.handle}/voice/diff?from=2&to=1`)
+    ).text();
+    expect(reversed).toContain(
+      'Words only in version 2 are struck through, words only in version 1 underlined.',
+    );
+    expect(reversed).not.toContain('older version');
   });
 });
 

@@ -130,14 +130,18 @@ export function orgSignInPages(
       const org = String(req.params.org);
       // Domain names are case-insensitive; the API takes them in lower case, as DNS answers show them.
       // Written in Unicode (bücher.example) or in capitals, sent in the form the API takes.
-      const values = { domain: asciiDomain(text(req.body, 'domain').trim()) };
-      const r = await pc.call('addDomain', { params: { org }, body: values });
+      const typed = text(req.body, 'domain');
+      const r = await pc.call('addDomain', { params: { org }, body: { domain: asciiDomain(typed.trim()) } });
       if (isOk(r)) {
         const { domain, txtRecord } = r.body as NonNullable<Extra['added']>;
         return added.showAt(res, `${pathOf('orgs', org)}/sign-in/domains/added`, { org, domain, txtRecord });
       }
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
-      await signInPage(res, pc, org, { status: r.status, domainForm: { values, ...formErrors(r) } });
+      // A refused form shows what was typed, not the form it was sent in (its punycode).
+      await signInPage(res, pc, org, {
+        status: r.status,
+        domainForm: { values: { domain: typed }, ...formErrors(r) },
+      });
     }),
   );
 
