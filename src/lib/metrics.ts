@@ -103,12 +103,9 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
     registry,
     timeRequests(req, res, next) {
       const start = process.hrtime.bigint();
-      // Once per request, `close` alone for one whose answer was never sent whole (status "aborted": the
-      // client went away, the request timed out, or a shutdown cut it off).
-      let observed = false;
-      const observe = () => {
-        if (observed) return;
-        observed = true;
+      // A response emits `close` once, after `finish` when its answer was sent whole, and alone when it was
+      // not (status "aborted": the client went away, the request timed out, or a shutdown cut it off).
+      res.once('close', () => {
         const seconds = Number(process.hrtime.bigint() - start) / 1e9;
         const door = doorOf(req.originalUrl);
         const operation =
@@ -116,9 +113,7 @@ export function createMetrics(options: { poolStats: () => Promise<PoolStats | un
           (req.route ? `${req.method} ${req.baseUrl}${req.route.path}` : 'other');
         const status = res.writableFinished ? String(res.statusCode) : 'aborted';
         requestDuration.observe({ door, operation, status }, seconds);
-      };
-      res.once('finish', observe);
-      res.once('close', observe);
+      });
       next();
     },
     tokenOutcome(grantType, outcome, error) {
