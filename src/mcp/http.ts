@@ -22,6 +22,7 @@ import { labelOperation } from '../lib/metrics.ts';
 import { requireUtf8Body } from '../lib/utf8-body.ts';
 import { deepJsonRefusal } from './depth.ts';
 import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
+import { unservedRevision, unservedRevisionAnswer } from './revision.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 import { type JsonRpcId, jsonRpcIdOf, type UnavailableAnswer, unavailableAnswer } from './unavailable.ts';
@@ -191,6 +192,16 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     });
   };
 
+  // A revision the door does not serve is refused before the SDK reads the request (revision.ts).
+  const refuseUnservedRevision = async (req: Request, res: Response, next: NextFunction) => {
+    const requested = unservedRevision(req.headers['mcp-protocol-version'], req.body);
+    if (requested === undefined) return next();
+    await refuseUnlessRevoked(res, () => {
+      const answer = unservedRevisionAnswer(jsonRpcIdOf(req.body), requested);
+      res.status(answer.status).json(answer.body);
+    });
+  };
+
   // The SDK passes `authInfo` through to the factory untouched; the caller rides in its `extra`. Modern
   // answers are JSON (the default `auto` mode streams only when a handler emits a message before its
   // result, and ours never do).
@@ -275,6 +286,7 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     onlyPost,
     readBody,
     refuseDeepBody,
+    refuseUnservedRevision,
     confirmCaller,
     checkScopes,
     handle,
@@ -328,7 +340,6 @@ function originAllowed(origin: string, ownOrigin: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
 }
 
-/** The tool of a request that is one tools/call and nothing else. */
 /** The request's plain tool call (direct-call.ts), worked out once per request. */
 function plainCallOf(req: Request, res: Response): PlainToolCall | undefined {
   if (!('plainCall' in res.locals)) res.locals.plainCall = plainToolCall(req.body, req.headers);

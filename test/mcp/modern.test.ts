@@ -124,6 +124,43 @@ describe('2026-07-28 on the wire', () => {
     expect(error.data.supported).toContain(MODERN_REVISION);
   });
 
+  it('refuses any revision header it does not serve with -32022 and the request id, whatever the body', async () => {
+    // The SDK compares revisions as text: `banana` sorted after 2026-07-28 and was told it lacked the
+    // modern envelope; an unknown 2024 date got a -32000 without the request's id.
+    for (const revision of ['banana', '2024-01-01', '2025-06-18, 2025-06-18', '2027-01-01']) {
+      const response = await fetch(`${service.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...auth(),
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Protocol-Version': revision,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'tools/list', params: {} }),
+      });
+      expect(response.status, revision).toBe(400);
+      const { error, id } = await jsonRpcOf(response);
+      expect(id, revision).toBe('r1');
+      expect(error.code, revision).toBe(-32022);
+      expect(error.data, revision).toEqual({
+        requested: revision,
+        supported: expect.arrayContaining([MODERN_REVISION, '2025-11-25', '2025-06-18', '2025-03-26']),
+      });
+    }
+    // Optional whitespace around a served revision is no part of it.
+    const padded = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...auth(),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Protocol-Version': '2025-06-18 ',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+    });
+    expect(padded.status).toBe(200);
+  });
+
   it('refuses a modern request without its _meta envelope (-32602)', async () => {
     const response = await fetch(`${service.url}/mcp`, {
       method: 'POST',
