@@ -6,14 +6,21 @@ import { ALL_SCOPES } from '../authz/scopes.ts';
 import { resourceFor } from './resources.ts';
 
 /**
- * `scopes_supported` lists what clients may ask for: our object:action scopes (not OIDC's). Recognised by
- * oidc-provider's route name, so both metadata addresses get it, with or without a trailing slash.
+ * `scopes_supported` lists what clients may ask for: our object:action scopes (not OIDC's). The revocation
+ * and introspection endpoints authenticate clients exactly as the token endpoint does (oidc-provider has one
+ * list for all three), but it names the methods for the token endpoint alone, and RFC 8414 reads a missing
+ * list as `client_secret_basic` only: a public client would conclude it cannot revoke its own tokens.
+ * Recognised by oidc-provider's route name, so both metadata addresses get it, with or without a trailing
+ * slash.
  */
 export function advertiseScopes(provider: Provider): void {
   provider.use(async (koa, next) => {
     await next();
     if (koa.oidc?.route === 'discovery' && koa.status === 200 && koa.body) {
-      (koa.body as Record<string, unknown>).scopes_supported = ALL_SCOPES;
+      const metadata = koa.body as Record<string, unknown>;
+      metadata.scopes_supported = ALL_SCOPES;
+      metadata.revocation_endpoint_auth_methods_supported = metadata.token_endpoint_auth_methods_supported;
+      metadata.introspection_endpoint_auth_methods_supported = metadata.token_endpoint_auth_methods_supported;
     }
   });
 }

@@ -165,9 +165,15 @@ describe('the endpoints themselves', () => {
     for (const path of AS_METADATA.flatMap((p) => [p, `${p}/`])) {
       const response = await fetch(`${service.url}${path}`);
       expect(response.status).toBe(200);
-      expect(((await response.json()) as { scopes_supported: string[] }).scopes_supported).toEqual(
-        ALL_SCOPES,
-      );
+      const metadata = (await response.json()) as Record<string, unknown>;
+      expect(metadata.scopes_supported).toEqual(ALL_SCOPES);
+      // RFC 8414 reads a missing list as client_secret_basic alone; public clients revoke with their id.
+      expect(metadata.token_endpoint_auth_methods_supported).toContain('none');
+      for (const endpoint of ['revocation', 'introspection']) {
+        expect(metadata[`${endpoint}_endpoint_auth_methods_supported`], endpoint).toEqual(
+          metadata.token_endpoint_auth_methods_supported,
+        );
+      }
     }
     for (const path of ['/oauth/jwks', '/oauth/jwks/']) {
       const response = await fetch(`${service.url}${path}`);
