@@ -124,20 +124,25 @@ describe('2026-07-28 on the wire', () => {
     expect(error.data.supported).toContain(MODERN_REVISION);
   });
 
+  /** A tools/list without a `_meta` envelope, under a revision header of its own. */
+  const listUnderRevision = (revision: string, id: string | number, extra: Record<string, string> = {}) =>
+    fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...auth(),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Protocol-Version': revision,
+        ...extra,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }),
+    });
+
   it('refuses any revision header it does not serve with -32022 and the request id, whatever the body', async () => {
     // The SDK compares revisions as text: `banana` sorted after 2026-07-28 and was told it lacked the
     // modern envelope; an unknown 2024 date got a -32000 without the request's id.
     for (const revision of ['banana', '2024-01-01', '2025-06-18, 2025-06-18', '2027-01-01']) {
-      const response = await fetch(`${service.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          ...auth(),
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'Mcp-Protocol-Version': revision,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'tools/list', params: {} }),
-      });
+      const response = await listUnderRevision(revision, 'r1');
       expect(response.status, revision).toBe(400);
       const { error, id } = await jsonRpcOf(response);
       expect(id, revision).toBe('r1');
@@ -148,31 +153,11 @@ describe('2026-07-28 on the wire', () => {
       });
     }
     // Optional whitespace around a served revision is no part of it.
-    const padded = await fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        ...auth(),
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Protocol-Version': '2025-06-18 ',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
-    });
-    expect(padded.status).toBe(200);
+    expect((await listUnderRevision('2025-06-18 ', 2)).status).toBe(200);
   });
 
   it('refuses a modern request without its _meta envelope (-32602)', async () => {
-    const response = await fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        ...auth(),
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Protocol-Version': MODERN_REVISION,
-        'Mcp-Method': 'tools/list',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }),
-    });
+    const response = await listUnderRevision(MODERN_REVISION, 3, { 'Mcp-Method': 'tools/list' });
     expect(response.status).toBe(400);
     expect((await jsonRpcOf(response)).error.code).toBe(-32602);
   });
