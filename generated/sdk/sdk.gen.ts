@@ -554,7 +554,7 @@ export const getVoice = <ThrowOnError extends boolean = false>(options: Options<
  * BCP 47 locales (stored in canonical form, `de-ch` becomes `de-CH`) to the fields that differ for
  * that locale.
  *
- * `If-Match` is optional. Send the ETag you read (`"v3"`) and the save is refused with 412 if
+ * `If-Match` is optional. Send the ETag you read (`"v3.1f2e3d4c"`) and the save is refused with 412 if
  * someone saved another version since. Without it the save is added on top of whatever is
  * current; if another save takes the same version number at the same moment, one of them gets 409
  * and saves nothing, so no save is ever silently lost.
@@ -611,7 +611,7 @@ export const getGlossary = <ThrowOnError extends boolean = false>(options: Optio
  * locales are BCP 47 tags, stored in canonical form. To change one entry, read the glossary, edit
  * the list and save it back.
  *
- * `If-Match` is optional. Send the ETag you read (`"v3"`) and the save is refused with 412 if
+ * `If-Match` is optional. Send the ETag you read (`"v3.1f2e3d4c"`) and the save is refused with 412 if
  * someone saved another version since. Without it the save is added on top of whatever is
  * current; if another save takes the same version number at the same moment, one of them gets 409
  * and saves nothing, so no save is ever silently lost.
@@ -722,7 +722,7 @@ export const getGlossarySettings = <ThrowOnError extends boolean = false>(option
  * Update an account's glossary settings
  *
  * Replaces the glossary settings and increments their revision. `If-Match` is optional: send the
- * ETag you read (`"r3"`) and the update is refused with 412 if someone changed the settings since.
+ * ETag you read (`"r3.1f2e3d4c"`) and the update is refused with 412 if someone changed the settings since.
  * Two updates based on the same revision never both succeed: the second gets 412 (with If-Match)
  * or 409 (without) and changes nothing.
  *

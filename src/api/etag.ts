@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { constraintName } from './constraint-messages.ts';
 import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
@@ -7,14 +8,25 @@ import { type Problem, problems } from './problem.ts';
 // reads carry a strong ETag naming the stored version, writes may send it back in If-Match (RFC 9110
 // §13.1.1), and a write based on anything but the current version changes nothing and answers 412.
 
-/** The ETag of a saved voice or glossary version. */
-export const versionEtag = (version: number) => `"v${version}"`;
-/** The ETag of an edited-in-place settings row at a given revision. */
-export const revisionEtag = (revision: number) => `"r${revision}"`;
+// A tag names the version and the account it belongs to. Version numbers start at 1 in every account, so
+// `"v3"` alone was also the tag of another account's third save: an organization deleted or renamed and its
+// handle taken by a new one, and a client (or an HTTP cache, which keys by URL) still holding the old tag
+// was told 304 for the new account's document and went on using the old one.
+
+/** Eight hex digits of the account id's SHA-256: stable, and the same version of two accounts differs. */
+const accountMark = (accountId: string) =>
+  createHash('sha256').update(accountId).digest('hex').slice(0, 8);
+
+/** The ETag of a saved voice or glossary version of an account (`"v3.1f2e3d4c"`). */
+export const versionEtag = (accountId: string, version: number) =>
+  `"v${version}.${accountMark(accountId)}"`;
+/** The ETag of an account's edited-in-place settings row at a given revision (`"r3.1f2e3d4c"`). */
+export const revisionEtag = (accountId: string, revision: number) =>
+  `"r${revision}.${accountMark(accountId)}"`;
 
 /**
- * The entity tags of an If-Match value, or `*`. Bare tags (`v3`) are accepted as `"v3"` because agents
- * copy the `etag` field of a body and lose the quotes; weak tags (`W/"v3"`) stay weak and never match.
+ * The entity tags of an If-Match value, or `*`. Bare tags (`v3.1f2e3d4c`) are accepted quoted because agents
+ * copy the `etag` field of a body and lose the quotes; weak tags (`W/"…"`) stay weak and never match.
  */
 function parseIfMatch(value: string): string[] | '*' {
   const trimmed = value.trim();
@@ -72,7 +84,7 @@ export async function flushUnlessRaced(
 /**
  * A conditional read: the 304 to answer when the request's If-None-Match names `current` (null: nothing
  * stored, which no tag names), otherwise undefined and the read goes on. The comparison is weak, as RFC 9110
- * asks of If-None-Match (`W/"v3"` names `"v3"`), and `*` names any stored version.
+ * asks of If-None-Match (`W/"…"` names `"…"`), and `*` names any stored version.
  */
 export function notModified(
   op: Pick<OperationContext, 'ifNoneMatch'>,

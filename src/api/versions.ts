@@ -136,7 +136,7 @@ export async function unchangedSince<T extends VersionRow>(
 ): Promise<NotModifiedResponse | undefined> {
   if (op.ifNoneMatch === undefined || op.query.version !== undefined) return undefined;
   const current = await latestVersion(op, history);
-  return notModified(op, current ? versionEtag(current) : null);
+  return notModified(op, current ? versionEtag(op.target!.accountId, current) : null);
 }
 
 /**
@@ -148,7 +148,7 @@ export async function nextVersion<T extends VersionRow>(
   history: History<T>,
 ): Promise<number> {
   const current = await latestVersion(op, history);
-  assertIfMatch(op, current ? versionEtag(current) : null, history.noun);
+  assertIfMatch(op, current ? versionEtag(op.target!.accountId, current) : null, history.noun);
   return current + 1;
 }
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { mcpClient, modernClient } from '../mcp/helpers.ts';
+import { tagPattern } from '../support/etag.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
 const service = useService();
@@ -27,14 +28,17 @@ describe('conditional reads', () => {
     await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: glossary });
     await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: glossary });
 
-    for (const [path, current] of [
-      ['voice', '"v1"'],
-      ['glossary', '"v2"'],
-      ['glossary/settings', '"r0"'],
+    const tags: Record<string, string> = {};
+    for (const [path, shape] of [
+      ['voice', tagPattern('v', 1)],
+      ['glossary', tagPattern('v', 2)],
+      ['glossary/settings', tagPattern('r', 0)],
     ] as const) {
       const first = await get(path);
       expect(first.status, path).toBe(200);
-      expect(first.headers.get('etag'), path).toBe(current);
+      const current = first.headers.get('etag')!;
+      expect(current, path).toMatch(shape);
+      tags[path] = current;
 
       for (const tag of [current, `W/${current}`, `"x", ${current}`, '*']) {
         const again = await get(path, tag);
@@ -42,14 +46,14 @@ describe('conditional reads', () => {
         expect(again.headers.get('etag'), `${path} ${tag}`).toBe(current);
         expect(await again.text(), `${path} ${tag}`).toBe('');
       }
-      const stale = await get(path, '"v0", "r9"');
+      const stale = await get(path, '"v0", "r9", "v1", "v2", "r0"');
       expect(stale.status, path).toBe(200);
       expect(await stale.json(), path).toMatchObject({ etag: current });
     }
     // A named version is the document, whatever the tag says: its own tag too, as over MCP. (fetch adds
     // `Cache-Control: no-cache` to a conditional request unless told otherwise, which would hide an HTTP
     // layer's own freshness check; curl and most SDKs send none.)
-    for (const tag of ['"v2"', '"v1"']) {
+    for (const tag of [tags.glossary!, tags.glossary!.replace('"v2', '"v1')]) {
       const named = await fetch(`${service.url}/api/v1/accounts/ada/glossary?version=1`, {
         headers: { authorization: `Bearer ${ada.token}`, 'if-none-match': tag, 'cache-control': 'max-age=0' },
       });
@@ -82,6 +86,64 @@ describe('conditional reads', () => {
     ).rejects.toEqual({});
   });
 
+  it("never answer 304 with another account's tag, even for the same version and handle", async () => {
+    // Version numbers start at 1 in every account: an organization deleted (or renamed) and its handle
+    // taken again starts over, and a client holding the old tag must get the new document, not a 304.
+    const org = async (handle: string) => {
+      const created = await sdk.createOrganization({
+        client: bob.client,
+        body: { handle, displayName: 'Tags' },
+      });
+      expect(created.response.status).toBe(201);
+      for (const tone of ['first', 'second']) {
+        await sdk.saveVoice({ client: bob.client, path: { account: handle }, body: { tone } });
+      }
+      await sdk.updateGlossarySettings({
+        client: bob.client,
+        path: { account: handle },
+        body: { enforcementMode: 'strict' },
+      });
+      const voice = await sdk.getVoice({ client: bob.client, path: { account: handle } });
+      const settings = await sdk.getGlossarySettings({ client: bob.client, path: { account: handle } });
+      return { voice: voice.data!.etag, settings: settings.data!.etag };
+    };
+    const before = await org('tags-org');
+    expect(before.voice).toMatch(tagPattern('v', 2));
+    const deleted = await sdk.deleteOrganization({ client: bob.client, path: { org: 'tags-org' } });
+    expect(deleted.response.status).toBe(204);
+    const after = await org('tags-org');
+    expect(after.voice).toMatch(tagPattern('v', 2));
+    expect(after.voice).not.toBe(before.voice);
+    expect(after.settings).not.toBe(before.settings);
+    for (const [path, stale] of [
+      ['voice', before.voice],
+      ['glossary/settings', before.settings],
+    ] as const) {
+      const read = await fetch(`${service.url}/api/v1/accounts/tags-org/${path}`, {
+        headers: { authorization: `Bearer ${bob.token}`, 'if-none-match': stale },
+      });
+      expect(read.status, path).toBe(200);
+      // Nor does an old tag pass as If-Match: the save is refused, nothing is written.
+      const save =
+        path === 'voice'
+          ? await sdk.saveVoice({
+              client: bob.client,
+              path: { account: 'tags-org' },
+              body: { tone: 'third' },
+              headers: { 'If-Match': stale },
+            })
+          : await sdk.updateGlossarySettings({
+              client: bob.client,
+              path: { account: 'tags-org' },
+              body: { enforcementMode: 'off' },
+              headers: { 'If-Match': stale },
+            });
+      expect(save.response.status, path).toBe(412);
+    }
+    const voice = await sdk.getVoice({ client: bob.client, path: { account: 'tags-org' } });
+    expect(voice.data).toMatchObject({ version: 2, tone: 'second', etag: after.voice });
+  });
+
   it('answer 404 when nothing is stored, whatever If-None-Match says', async () => {
     for (const path of ['voice', 'glossary']) {
       const none = await fetch(`${service.url}/api/v1/accounts/bob/${path}`, {
@@ -99,13 +161,14 @@ describe('conditional reads', () => {
     try {
       for (const client of [modern, legacy]) {
         await client.listTools();
-        for (const [name, etag] of [
-          ['get_voice', '"v1"'],
-          ['get_glossary', '"v2"'],
-          ['get_glossary_settings', '"r0"'],
+        for (const [name, shape] of [
+          ['get_voice', tagPattern('v', 1)],
+          ['get_glossary', tagPattern('v', 2)],
+          ['get_glossary_settings', tagPattern('r', 0)],
         ] as const) {
           const fresh = await client.callTool({ name, arguments: { account: 'ada' } });
-          expect((fresh.structuredContent as { etag: string }).etag, name).toBe(etag);
+          const etag = (fresh.structuredContent as { etag: string }).etag;
+          expect(etag, name).toMatch(shape);
           const same = await client.callTool({ name, arguments: { account: 'ada', if_none_match: etag } });
           expect(same.isError ?? false, name).toBe(false);
           expect(same.structuredContent, name).toEqual({ notModified: true, etag });

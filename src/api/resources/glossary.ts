@@ -70,10 +70,14 @@ function serializeEntry(entry: EntryFields): Schemas.GlossaryEntry {
 type VersionFields = Pick<IGlossaryVersion, 'version' | 'changeNote' | 'createdAt'>;
 
 /** A glossary version but its entries. */
-function glossaryHead(row: VersionFields, author: string | null): Omit<Schemas.Glossary, 'entries'> {
+function glossaryHead(
+  accountId: string,
+  row: VersionFields,
+  author: string | null,
+): Omit<Schemas.Glossary, 'entries'> {
   return {
     version: row.version,
-    etag: versionEtag(row.version),
+    etag: versionEtag(accountId, row.version),
     changeNote: row.changeNote,
     author,
     createdAt: row.createdAt.toISOString(),
@@ -81,11 +85,12 @@ function glossaryHead(row: VersionFields, author: string | null): Omit<Schemas.G
 }
 
 function serializeGlossary(
+  accountId: string,
   row: VersionFields,
   entries: EntryFields[],
   author: string | null,
 ): Schemas.Glossary {
-  return { ...glossaryHead(row, author), entries: entries.map(serializeEntry) };
+  return { ...glossaryHead(accountId, row, author), entries: entries.map(serializeEntry) };
 }
 
 /** The most entries a glossary version holds (the whole save's limit, kept by the edits too). */
@@ -130,6 +135,7 @@ const SETTINGS = 'glossary settings';
 const DEFAULT_SETTINGS = { enforcementMode: 'warn' as const, revision: 0 };
 
 function serializeSettings(
+  accountId: string,
   settings: IGlossarySettings | null,
   updatedBy: string | null,
 ): Schemas.GlossarySettings {
@@ -137,7 +143,7 @@ function serializeSettings(
   return {
     enforcementMode: settings?.enforcementMode ?? DEFAULT_SETTINGS.enforcementMode,
     revision,
-    etag: revisionEtag(revision),
+    etag: revisionEtag(accountId, revision),
     updatedAt: settings ? settings.updatedAt.toISOString() : null,
     updatedBy,
   };
@@ -146,7 +152,7 @@ function serializeSettings(
 async function settingsResponse(op: OperationContext, settings: IGlossarySettings | null) {
   const updatedById = settings?.updatedBy?.id;
   const updatedBy = updatedById ? ((await userHandles(op.em, [updatedById])).get(updatedById) ?? null) : null;
-  const body = serializeSettings(settings, updatedBy);
+  const body = serializeSettings(op.target!.accountId, settings, updatedBy);
   return { body, headers: { ETag: body.etag } };
 }
 
@@ -237,7 +243,7 @@ async function editResponse(
     status: 201,
     body: {
       version: row.version,
-      etag: versionEtag(row.version),
+      etag: versionEtag(account.id, row.version),
       changeNote: row.changeNote,
       author: await authorHandle(op.em, row),
       createdAt: row.createdAt.toISOString(),
@@ -247,7 +253,7 @@ async function editResponse(
       removed: changes.removed ?? [],
     },
     headers: {
-      ETag: versionEtag(row.version),
+      ETag: versionEtag(account.id, row.version),
       Location: `/api/v1/accounts/${account.handle}/glossary?version=${row.version}`,
     },
   };
@@ -315,8 +321,12 @@ export const glossaryHandlers = {
     const entries = await entriesJsonOf(op, row.id);
     return {
       status: 200,
-      body: withJsonField<Schemas.Glossary>(glossaryHead(row, row.author), 'entries', entries),
-      headers: { ETag: versionEtag(row.version) },
+      body: withJsonField<Schemas.Glossary>(
+        glossaryHead(op.target!.accountId, row, row.author),
+        'entries',
+        entries,
+      ),
+      headers: { ETag: versionEtag(op.target!.accountId, row.version) },
     };
   },
 
@@ -328,9 +338,9 @@ export const glossaryHandlers = {
     op.audit('glossary.save', 'glossary_version', row.id, { version, entryCount: entries.length });
     return {
       status: 201,
-      body: serializeGlossary(row, entries, await authorHandle(op.em, row)),
+      body: serializeGlossary(account.id, row, entries, await authorHandle(op.em, row)),
       headers: {
-        ETag: versionEtag(version),
+        ETag: versionEtag(account.id, version),
         Location: `/api/v1/accounts/${account.handle}/glossary?version=${version}`,
       },
     };
@@ -424,11 +434,11 @@ export const glossaryHandlers = {
       status: 200,
       body: {
         version: row.version,
-        etag: versionEtag(row.version),
+        etag: versionEtag(op.target!.accountId, row.version),
         items: items.map(serializeEntry),
         nextCursor: more ? searchCursor(row.version, items.at(-1)!.position, search) : null,
       },
-      headers: { ETag: versionEtag(row.version) },
+      headers: { ETag: versionEtag(op.target!.accountId, row.version) },
     };
   },
 
@@ -449,7 +459,10 @@ export const glossaryHandlers = {
 
   async getGlossarySettings(op) {
     const settings = await op.em.findOne(GlossarySettings, { account: op.target!.accountId });
-    const unchanged = notModified(op, revisionEtag(settings?.revision ?? DEFAULT_SETTINGS.revision));
+    const unchanged = notModified(
+      op,
+      revisionEtag(op.target!.accountId, settings?.revision ?? DEFAULT_SETTINGS.revision),
+    );
     if (unchanged) return unchanged;
     return { status: 200, ...(await settingsResponse(op, settings)) };
   },
@@ -458,7 +471,7 @@ export const glossaryHandlers = {
     const account = op.target!.account;
     const enforcementMode = op.body.enforcementMode;
     let settings = await op.em.findOne(GlossarySettings, { account: account.id });
-    assertIfMatch(op, revisionEtag(settings?.revision ?? DEFAULT_SETTINGS.revision), SETTINGS);
+    assertIfMatch(op, revisionEtag(account.id, settings?.revision ?? DEFAULT_SETTINGS.revision), SETTINGS);
     if (!settings) {
       settings = op.em.create(GlossarySettings, {
         account,

@@ -35,10 +35,10 @@ interface VoiceOverride {
   [field: string]: unknown;
 }
 
-function serializeVoice(row: VoiceFields, author: string | null): Schemas.Voice {
+function serializeVoice(accountId: string, row: VoiceFields, author: string | null): Schemas.Voice {
   return {
     version: row.version,
-    etag: versionEtag(row.version),
+    etag: versionEtag(accountId, row.version),
     tone: row.tone,
     formality: row.formality,
     targetAudience: row.targetAudience,
@@ -70,8 +70,8 @@ export const voiceHandlers = {
     const row = await findVersionSummary<IVoiceVersion, VoiceFields>(op, VOICE);
     return {
       status: 200,
-      body: serializeVoice(row, row.author),
-      headers: { ETag: versionEtag(row.version) },
+      body: serializeVoice(op.target!.accountId, row, row.author),
+      headers: { ETag: versionEtag(op.target!.accountId, row.version) },
     };
   },
 
@@ -100,9 +100,9 @@ export const voiceHandlers = {
     await flushNewVersion(op, VOICE);
     return {
       status: 201,
-      body: serializeVoice(row, await authorHandle(op.em, row)),
+      body: serializeVoice(account.id, row, await authorHandle(op.em, row)),
       headers: {
-        ETag: versionEtag(version),
+        ETag: versionEtag(account.id, version),
         Location: `/api/v1/accounts/${account.handle}/voice?version=${version}`,
       },
     };
