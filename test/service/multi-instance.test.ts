@@ -181,20 +181,36 @@ describe.skipIf(!hasRedisServer)('two instances behind a load balancer', () => {
     expect((await accounts(a, ada.token)).status).toBe(429);
   });
 
-  it('rolls a key rotation through both: old sessions and tokens keep working, new ones use the new keys', async () => {
+  it('rolls a key rotation through both as docs/operations.md says: nothing breaks halfway, old sessions and tokens keep working, new ones use the new keys', async () => {
     const newCookieKey = randomBytes(32).toString('base64url');
-    const rotated = {
+    const newJwk = newSigningKey('k-new');
+    const keys = (cookieKeys: string[], jwks: Record<string, unknown>[]) => ({
       ...env,
-      COOKIE_KEYS: `${newCookieKey},${oldCookieKey}`,
-      SIGNING_JWKS: JSON.stringify({ keys: [newSigningKey('k-new'), ...oldJwks.keys] }),
+      COOKIE_KEYS: cookieKeys.join(','),
+      SIGNING_JWKS: JSON.stringify({ keys: jwks }),
+    });
+    /** One instance at a time, as a rolling deploy does; `halfway` runs with one restarted and one not. */
+    const roll = async (next: Record<string, string>, halfway?: () => Promise<void>) => {
+      for (const [index, old] of [a, b].entries()) {
+        await old.stop();
+        balancer.backends[index] = await spawnInstance(old.name, old.port, next);
+        if (index === 0) await halfway?.();
+      }
+      [a, b] = balancer.backends as [Instance, Instance];
     };
-    // One instance at a time, as a rolling deploy does; the balancer keeps serving from the other.
-    for (const [index, old] of [a, b].entries()) {
-      await old.stop();
-      const fresh = await spawnInstance(old.name, old.port, rotated);
-      balancer.backends[index] = fresh;
-    }
-    [a, b] = balancer.backends as [Instance, Instance];
+    // First every instance learns the new keys while the old ones still sign; then the new ones sign. With
+    // the new key signing on one instance while the other did not know it yet, a browser sent to the other
+    // in the middle of an authorization was told its step was over, and its forms were refused.
+    await roll(keys([oldCookieKey, newCookieKey], [...oldJwks.keys, newJwk]));
+    await roll(keys([newCookieKey, oldCookieKey], [newJwk, ...oldJwks.keys]), async () => {
+      const alternating = new PinnedJar((n) => (n % 2 === 0 ? 'a' : 'b'));
+      const midway = await registerPublicClient(service);
+      await authorize(service, alternating, midway.client, midway.redirectUri, {
+        handle: uniqueHandle('mid'),
+        create: true,
+      });
+      expect(alternating.cookies.get('_session')).toBeTruthy();
+    });
 
     // The browser session signed with the old key: a new authorization needs no sign-in or consent.
     const { client, redirectUri } = await registerPublicClient(service);
