@@ -556,8 +556,9 @@ export const getVoice = <ThrowOnError extends boolean = false>(options: Options<
  *
  * `If-Match` is optional. Send the ETag you read (`"v3.1f2e3d4c"`) and the save is refused with 412 if
  * someone saved another version since. Without it the save is added on top of whatever is
- * current; if another save takes the same version number at the same moment, one of them gets 409
- * and saves nothing, so no save is ever silently lost.
+ * current: saves at the same moment take turns, each added on top of the one before.
+ * `If-None-Match: *` saves only if nothing is saved yet (412 otherwise), for a first save that
+ * must not replace one made meanwhile.
  *
  */
 export const saveVoice = <ThrowOnError extends boolean = false>(options: Options<SaveVoiceData, ThrowOnError>) => (options.client ?? client).put<SaveVoiceResponses, SaveVoiceErrors, ThrowOnError>({
@@ -613,8 +614,9 @@ export const getGlossary = <ThrowOnError extends boolean = false>(options: Optio
  *
  * `If-Match` is optional. Send the ETag you read (`"v3.1f2e3d4c"`) and the save is refused with 412 if
  * someone saved another version since. Without it the save is added on top of whatever is
- * current; if another save takes the same version number at the same moment, one of them gets 409
- * and saves nothing, so no save is ever silently lost.
+ * current: saves at the same moment take turns, each added on top of the one before.
+ * `If-None-Match: *` saves only if nothing is saved yet (412 otherwise), for a first save that
+ * must not replace one made meanwhile.
  *
  */
 export const saveGlossary = <ThrowOnError extends boolean = false>(options: Options<SaveGlossaryData, ThrowOnError>) => (options.client ?? client).put<SaveGlossaryResponses, SaveGlossaryErrors, ThrowOnError>({

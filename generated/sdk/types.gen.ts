@@ -846,6 +846,14 @@ export type Limit = number;
 export type IfNoneMatch = string;
 
 /**
+ * `*` saves only if nothing is saved yet, and answers 412 otherwise: the safe first save, which never
+ * replaces a first version someone saved meanwhile. A tag saves only if it is no longer the current
+ * version.
+ *
+ */
+export type IfNoneMatchOnSave = string;
+
+/**
  * The ETag of the version you edited; a stale value answers 412 and changes nothing.
  */
 export type IfMatch = string;
@@ -3070,6 +3078,13 @@ export type SaveVoiceData = {
          * The ETag of the version you edited; a stale value answers 412 and changes nothing.
          */
         'If-Match'?: string;
+        /**
+         * `*` saves only if nothing is saved yet, and answers 412 otherwise: the safe first save, which never
+         * replaces a first version someone saved meanwhile. A tag saves only if it is no longer the current
+         * version.
+         *
+         */
+        'If-None-Match'?: string;
     };
     path: {
         /**
@@ -3282,6 +3297,13 @@ export type SaveGlossaryData = {
          * The ETag of the version you edited; a stale value answers 412 and changes nothing.
          */
         'If-Match'?: string;
+        /**
+         * `*` saves only if nothing is saved yet, and answers 412 otherwise: the safe first save, which never
+         * replaces a first version someone saved meanwhile. A tag saves only if it is no longer the current
+         * version.
+         *
+         */
+        'If-None-Match'?: string;
     };
     path: {
         /**

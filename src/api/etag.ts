@@ -14,12 +14,10 @@ import { type Problem, problems } from './problem.ts';
 // was told 304 for the new account's document and went on using the old one.
 
 /** Eight hex digits of the account id's SHA-256: stable, and the same version of two accounts differs. */
-const accountMark = (accountId: string) =>
-  createHash('sha256').update(accountId).digest('hex').slice(0, 8);
+const accountMark = (accountId: string) => createHash('sha256').update(accountId).digest('hex').slice(0, 8);
 
 /** The ETag of a saved voice or glossary version of an account (`"v3.1f2e3d4c"`). */
-export const versionEtag = (accountId: string, version: number) =>
-  `"v${version}.${accountMark(accountId)}"`;
+export const versionEtag = (accountId: string, version: number) => `"v${version}.${accountMark(accountId)}"`;
 /** The ETag of an account's edited-in-place settings row at a given revision (`"r3.1f2e3d4c"`). */
 export const revisionEtag = (accountId: string, revision: number) =>
   `"r${revision}.${accountMark(accountId)}"`;
@@ -91,8 +89,28 @@ export function notModified(
   current: string | null,
 ): NotModifiedResponse | undefined {
   if (op.ifNoneMatch === undefined || current === null) return undefined;
-  const tags = parseIfMatch(op.ifNoneMatch);
+  return namesCurrent(op.ifNoneMatch, current) ? { status: 304, headers: { ETag: current } } : undefined;
+}
+
+/**
+ * The If-None-Match of a save: `*` saves only when nothing is stored yet (a first save that must not replace
+ * one someone made meanwhile), and a tag saves only when it is no longer current (RFC 9110: a write whose
+ * If-None-Match names the current version is not performed). Throws 412 when the condition fails.
+ */
+export function assertIfNoneMatch(
+  op: Pick<OperationContext, 'ifNoneMatch'>,
+  current: string | null,
+  what: string,
+) {
+  if (op.ifNoneMatch === undefined || current === null || !namesCurrent(op.ifNoneMatch, current)) return;
+  throw problems.preconditionFailed(
+    `The ${what} is already saved (${current}) and your If-None-Match ${op.ifNoneMatch} asks to save only if it is not; nothing was saved. Read it, reapply your change and retry.`,
+  );
+}
+
+/** Whether an If-None-Match value names `current`: weakly, as RFC 9110 compares for it (`W/"…"` names `"…"`). */
+function namesCurrent(ifNoneMatch: string, current: string): boolean {
+  const tags = parseIfMatch(ifNoneMatch);
   const weak = (tag: string) => tag.replace(/^W\//, '');
-  const named = tags === '*' || tags.some((tag) => weak(tag) === current);
-  return named ? { status: 304, headers: { ETag: current } } : undefined;
+  return tags === '*' || tags.some((tag) => weak(tag) === current);
 }

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoTimestamp } from '../db/columns.ts';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { userHandles } from '../domain/users.ts';
-import { assertIfMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
+import { assertIfMatch, assertIfNoneMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
 import { type PageRequest, pageRequest } from './pagination.ts';
 import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
@@ -140,17 +140,26 @@ export async function unchangedSince<T extends VersionRow>(
 }
 
 /**
- * The number the next save gets, after checking If-Match against the current version. The check alone
- * cannot stop a save racing past it; `flushNewVersion` catches that one.
+ * The number the next save gets, after checking If-Match and If-None-Match against the current version.
+ * Saves of one account's history take turns (a lock held to the end of the write's transaction), so each
+ * reads the version the one before it committed: without If-Match each is added on top of the last, and an
+ * edit by term applies to the entries as they are then, instead of one of two saves at the same moment
+ * losing with 409. The unique (account, version) constraint stays the last line (`flushNewVersion`).
  */
 export async function nextVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
 ): Promise<number> {
+  await op.sql(SAVE_TURN, [history.table, op.target!.accountId], 'run');
   const current = await latestVersion(op, history);
-  assertIfMatch(op, current ? versionEtag(op.target!.accountId, current) : null, history.noun);
+  const currentTag = current ? versionEtag(op.target!.accountId, current) : null;
+  assertIfMatch(op, currentTag, history.noun);
+  assertIfNoneMatch(op, currentTag, history.noun);
   return current + 1;
 }
+
+/** One turn per history and account; a hash collision only makes two saves wait for each other. */
+const SAVE_TURN = `select pg_advisory_xact_lock(hashtext('localization-service:' || ?), hashtext(?))`;
 
 /** Writes the new version; a concurrent save that took the same number first makes this one lose. */
 export function flushNewVersion<T extends VersionRow>(op: OperationContext, history: History<T>) {

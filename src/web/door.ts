@@ -23,6 +23,7 @@ interface CallInput {
   query?: Record<string, unknown>;
   body?: unknown;
   ifMatch?: string;
+  ifNoneMatch?: string;
 }
 
 export type WebCall = (operationId: string, input?: CallInput) => Promise<OperationResponse>;
@@ -36,7 +37,7 @@ export function webCaller(pipeline: Pipeline, req: Request, who: SignedIn): WebC
       params: input.params ?? {},
       query: input.query ?? {},
       body: input.body,
-      headers: { 'if-match': input.ifMatch },
+      headers: { 'if-match': input.ifMatch, 'if-none-match': input.ifNoneMatch },
       bearer: undefined,
       found: { caller },
       door: 'web',

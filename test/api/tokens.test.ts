@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
@@ -8,6 +7,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { issueAccountToken } from '../../src/domain/tokens.ts';
 import { uuidv7 } from '../../src/lib/ids.ts';
+import { burstFromAnotherProcess } from '../support/burst.ts';
 import { createTestUser, sdkClient, type TestUser } from '../support/fixtures.ts';
 import { useService, useUsers } from '../support/suite.ts';
 
@@ -379,27 +379,6 @@ describe('account tokens through the generated SDK', () => {
 });
 
 /** POSTs `count` token creations at once from a child process; their statuses. */
-function burstFromAnotherProcess(url: string, token: string, count: number): Promise<number[]> {
-  const script = `
-    const [url, token, count] = process.argv.slice(1);
-    const statuses = await Promise.all(Array.from({ length: Number(count) }, (_, i) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'burst ' + i, scopes: ['glossary:read'] }),
-      }).then((r) => r.status)));
-    console.log(JSON.stringify(statuses));`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, url, token, String(count)]);
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`burst exited ${code}`)),
-    );
-  });
-}
-
 describe('many personal tokens made at once', () => {
   it('are all made: the ceiling reads the creator roles on the request’s own connection', async () => {
     const fresh = await createTestUser(service, 'burst-maker');
@@ -417,12 +396,15 @@ describe('many personal tokens made at once', () => {
     // process, as a script's comes: requests sent from this test's own event loop never overlapped enough.
     const made0 = await create(fresh, 'burst-maker', ['token:write', 'token:read', 'glossary:read']);
     expect(made0.response.status).toBe(201);
-    const statuses = await burstFromAnotherProcess(
-      `${service.url}/api/v1/accounts/burst-maker/tokens`,
-      made0.data!.token,
-      15,
+    const answers = await burstFromAnotherProcess(
+      Array.from({ length: 15 }, (_, i) => ({
+        url: `${service.url}/api/v1/accounts/burst-maker/tokens`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${made0.data!.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `burst ${i}`, scopes: ['glossary:read'] }),
+      })),
     );
-    expect(statuses).toEqual(Array(15).fill(201));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(15).fill(201));
     const names = await tokenNames(fresh, 'burst-maker');
     for (let i = 0; i < 15; i++) expect(names).toContain(`burst ${i}`);
   });

@@ -9,6 +9,7 @@ import { issueInvitation } from '../../src/domain/invitations.ts';
 import { createOrganization } from '../../src/domain/organizations.ts';
 import { createUserWithAccount } from '../../src/domain/users.ts';
 import { type CookieJar, csrfOf, postForm, signedInJar, sql, uniqueHandle } from '../oauth/helpers.ts';
+import { burstFromAnotherProcess } from '../support/burst.ts';
 import { tagPattern } from '../support/etag.ts';
 import { createTestOrganization, createTestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
@@ -259,6 +260,41 @@ describe('the tokens page', () => {
     expect(listed[0]).toBe('ci 101');
     // The newest one can be revoked from the page.
     expect(html).toContain('Yes, revoke <bdi>ci 101</bdi></button>');
+  });
+});
+
+describe('first saves sent at once', () => {
+  it('of the voice and the glossary: one is saved, the others are told someone saved meanwhile', async () => {
+    const owner = uniqueHandle('fst');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const entries = `/accounts/${owner}/glossary/entries`;
+    const csrf = csrfOf(await formOn(jar, voice, voice));
+    // The page checked that nothing was saved and then saved without a condition: two of four such forms
+    // sent at once were both "saved", the second replacing a first version its author never saw.
+    const post = (path: string, fields: Record<string, string>) => ({
+      url: `${service.url}${path}`,
+      method: 'POST',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, etag: '', ...fields }).toString(),
+    });
+    for (const [path, fields, table] of [
+      [
+        voice,
+        (i: number) => ({ tone: `tone ${i}`, formality: 'neutral', localeOverrides: '{}' }),
+        'voice_versions',
+      ],
+      [entries, (i: number) => ({ term: `term ${i}` }), 'glossary_versions'],
+    ] as const) {
+      const answers = await burstFromAnotherProcess([0, 1, 2, 3].map((i) => post(path, fields(i))));
+      expect(answers.map((answer) => answer.status).sort(), path).toEqual([303, 412, 412, 412]);
+      const versions = await sql(
+        service,
+        `select v.version from ${table} v join accounts a on a.id = v.account_id where a.handle = $1`,
+        [owner],
+      );
+      expect(versions, path).toEqual([{ version: 1 }]);
+    }
   });
 });
 

@@ -497,9 +497,10 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
 
   /**
    * Saves `entries` as the next version on top of the one the form was built from. A form built when
-   * nothing was saved yet has no ETag to send, and a save without If-Match goes ahead: so when `current`
-   * (the glossary the entries were made from) exists, someone saved a first version meanwhile, and the
-   * form is refused as stale (412) as it would be with an ETag, not merged into what they saved unseen.
+   * nothing was saved yet has no ETag: it saves only if nothing is saved still (If-None-Match: *, checked
+   * in the save's turn), so when `current` (the glossary the entries were made from) exists, or someone
+   * saves a first version before this save's turn, the form is refused as stale (412) as it would be with
+   * an ETag, not merged into what they saved unseen.
    */
   async function save(
     pc: PageContext,
@@ -512,7 +513,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     if (etag === '' && current) return { status: 412, body: { detail: stale } };
     return pc.call('saveGlossary', {
       params: { account },
-      ifMatch: etag || undefined,
+      ...(etag === '' ? { ifNoneMatch: '*' } : { ifMatch: etag }),
       body: { entries, ...(changeNote ? { changeNote } : {}) },
     });
   }

@@ -174,15 +174,12 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         });
       }
       const stale = () => editor(res, pc, account, { status: 412, values, stale: true });
-      // A form built when nothing was saved yet has no ETag to send, and a save without If-Match goes
-      // ahead: had someone saved a first version meanwhile, it would be replaced unseen.
-      if (values.etag === '') {
-        const current = await pc.call('getVoice', { params: { account } });
-        if (isOk(current)) return stale();
-      }
+      // A form built when nothing was saved yet has no ETag: it saves only if nothing is saved still
+      // (If-None-Match: *, checked in the save's turn), so a first version someone saved meanwhile is not
+      // replaced unseen.
       const r = await pc.call('saveVoice', {
         params: { account },
-        ifMatch: values.etag || undefined,
+        ...(values.etag === '' ? { ifNoneMatch: '*' } : { ifMatch: values.etag }),
         body: {
           tone: values.tone,
           formality: values.formality,
