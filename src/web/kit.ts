@@ -360,6 +360,21 @@ export function text(body: unknown, name: string): string {
  */
 export const multiline = (body: unknown, name: string): string => text(body, name).replace(/\r\n?/g, '\n');
 
+/**
+ * A text field of an edit form: the stored text itself when the form gives it back as the page showed it,
+ * else what was sent (its line breaks as LF). A browser changes a text nobody touched: a CR or CRLF saved by
+ * the API or a CSV import comes back as LF (HTML reads every line break of a page as LF), so a form saved
+ * for another field would rewrite it. (A one-line field holding a line break is shown as a text area by the
+ * `field` partial: a text input would drop its line breaks altogether.)
+ */
+export function edited(body: unknown, name: string, stored: string | null | undefined): string {
+  const sent = multiline(body, name);
+  return stored != null && sent === asShown(stored) ? stored : sent;
+}
+
+/** A stored text as a page gives it back: every line break read as LF. */
+export const asShown = (stored: string): string => stored.replace(/\r\n?/g, '\n');
+
 /** A multi-valued form field (checkboxes, multi-selects) as strings. */
 export function list(body: unknown, name: string): string[] {
   const value = (body as Record<string, unknown> | undefined)?.[name];

@@ -4,7 +4,7 @@
 import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { formErrors, isOk, type Kit, listPage, type PageContext, text } from '../kit.ts';
+import { edited, formErrors, isOk, type Kit, listPage, type PageContext, text } from '../kit.ts';
 import { linkedIdentities, type ProviderChoice } from './identities.ts';
 
 const MODELS = '/settings/models';
@@ -185,7 +185,13 @@ export function accountSettingsPages(
   router.post(
     '/settings/profile',
     ...kit.action(async (req, res, pc) => {
-      const values = { displayName: text(req.body, 'displayName'), email: text(req.body, 'email') };
+      // A name the form gives back as it showed it is kept as stored (kit.edited).
+      const shown = await pc.call('getCurrentUser');
+      const storedName = isOk(shown) ? (shown.body as { displayName: string }).displayName : undefined;
+      const values = {
+        displayName: edited(req.body, 'displayName', storedName),
+        email: text(req.body, 'email'),
+      };
       const r = await pc.call('updateCurrentUser', {
         body: { displayName: values.displayName, email: values.email.trim() === '' ? null : values.email },
       });

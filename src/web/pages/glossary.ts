@@ -10,6 +10,8 @@ import type { Role } from '../../authz/policy.ts';
 import { termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
 import {
+  asShown,
+  edited,
   formErrors,
   isOk,
   type Kit,
@@ -315,12 +317,13 @@ function fromCsv(data: Buffer, knownLocales: ReadonlySet<string>): { entry: Entr
 const CONTINUATION = '  ';
 const translationsText = (t: Record<string, string>) =>
   Object.entries(t)
-    .map(([locale, value]) => `${locale} = ${value.replaceAll('\n', `\n${CONTINUATION}`)}`)
+    .map(([locale, value]) => `${locale} = ${asShown(value).replaceAll('\n', `\n${CONTINUATION}`)}`)
     .join('\n');
 /**
  * The translations the form's text holds. `stored` is the entry as saved: a translation whose text the
- * person left as it was (the same once the spaces around it are set aside) keeps its saved text exactly, so
- * an edit of the definition does not trim a translation's own leading or trailing whitespace.
+ * person left as it was (the same once the spaces around it are set aside, and its line breaks read as the
+ * page showed them) keeps its saved text exactly, so an edit of the definition does not trim a translation's
+ * own leading or trailing whitespace, nor turn its CRLF into LF.
  */
 function parseTranslations(value: string, stored: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
@@ -336,7 +339,7 @@ function parseTranslations(value: string, stored: Record<string, string> = {}): 
   }
   for (const [locale, text] of Object.entries(out)) {
     const kept = stored[locale];
-    out[locale] = kept !== undefined && kept.trim() === text.trim() ? kept : text.trim();
+    out[locale] = kept !== undefined && asShown(kept).trim() === text.trim() ? kept : text.trim();
   }
   return out;
 }
@@ -566,7 +569,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const storedTranslations = at >= 0 ? entries[at]!.translations : {};
       const entry: Entry = {
         term: values.term.trim(),
-        definition: values.definition,
+        definition: edited(req.body, 'definition', at >= 0 ? entries[at]!.definition : undefined),
         caseSensitive: values.caseSensitive,
         doNotTranslate: values.doNotTranslate,
         forbidden: values.forbidden,

@@ -5,7 +5,17 @@ import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
 import { verifiedEmails } from '../../identity/people.ts';
-import { formErrors, isCursor, isOk, type Kit, listPage, type PageContext, pathOf, text } from '../kit.ts';
+import {
+  edited,
+  formErrors,
+  isCursor,
+  isOk,
+  type Kit,
+  listPage,
+  type PageContext,
+  pathOf,
+  text,
+} from '../kit.ts';
 import { shownOnce } from '../shown-once.ts';
 
 interface Organization {
@@ -148,7 +158,13 @@ export function organizationPages(
     '/orgs/:org',
     ...kit.action(async (req, res, pc) => {
       const handle = String(req.params.org);
-      const values = { displayName: text(req.body, 'displayName'), visibility: text(req.body, 'visibility') };
+      // A name the form gives back as it showed it is kept as stored (kit.edited).
+      const shown = await pc.call('getOrganization', { params: { org: handle } });
+      const storedName = isOk(shown) ? (shown.body as { displayName: string }).displayName : undefined;
+      const values = {
+        displayName: edited(req.body, 'displayName', storedName),
+        visibility: text(req.body, 'visibility'),
+      };
       const r = await pc.call('updateOrganization', { params: { org: handle }, body: values });
       if (isOk(r)) return res.redirect(303, orgPath(pc, handle, 'Organization saved.'));
       if (r.status !== 400) return kit.problemPage(res, pc, r);

@@ -6,12 +6,12 @@ import type { Role } from '../../authz/policy.ts';
 import {
   allItems,
   type Crumb,
+  edited,
   formErrors,
   isOk,
   type Kit,
   list,
   listPage,
-  multiline,
   type PageContext,
   pathOf,
   text,
@@ -219,7 +219,9 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     '/accounts/:account/projects/:project',
     ...kit.action(async (req, res, pc) => {
       const params = { account: String(req.params.account), project: String(req.params.project) };
-      const values = projectValues(req.body);
+      // What the form showed: a name or description it gives back unchanged is kept as stored (kit.edited).
+      const shown = await pc.call('getProject', { params });
+      const values = projectValues(req.body, isOk(shown) ? (shown.body as ProjectValues) : undefined);
       const r = await pc.call('updateProject', { params, body: projectBody(values, false) });
       if (isOk(r)) {
         const path = pathOf('accounts', params.account, 'projects', params.project);
@@ -302,11 +304,11 @@ interface ProjectValues {
   targetLocales: string;
 }
 
-function projectValues(body: unknown): ProjectValues {
+function projectValues(body: unknown, stored?: Pick<ProjectValues, 'name' | 'description'>): ProjectValues {
   return {
     handle: text(body, 'handle'),
-    name: text(body, 'name'),
-    description: multiline(body, 'description'),
+    name: edited(body, 'name', stored?.name),
+    description: edited(body, 'description', stored?.description),
     sourceLocale: text(body, 'sourceLocale'),
     targetLocales: list(body, 'targetLocales').join(' '),
   };

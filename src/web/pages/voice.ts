@@ -6,6 +6,7 @@ import type { Response, Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import {
+  edited,
   formErrors,
   isOk,
   type Kit,
@@ -148,6 +149,19 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     '/accounts/:account/voice',
     ...kit.action(async (req, res, pc) => {
       const account = String(req.params.account);
+      // The version the form was built from, when it is still the current one: a text the person left
+      // alone is saved as stored (kit.edited), not as the browser gave it back. A stale form is refused
+      // by the save anyway.
+      const etag = multiline(req.body, 'etag');
+      const current = etag === '' ? undefined : await pc.call('getVoice', { params: { account } });
+      const shown =
+        current && isOk(current) && (current.body as Voice).etag === etag
+          ? (current.body as Voice)
+          : undefined;
+      const stored = (field: string) => {
+        const value = shown?.[field as keyof Voice];
+        return typeof value === 'string' ? value : undefined;
+      };
       const values = Object.fromEntries(
         [
           'tone',
@@ -159,7 +173,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           'localeOverrides',
           'changeNote',
           'etag',
-        ].map((k) => [k, multiline(req.body, k)]),
+        ].map((field) => [field, edited(req.body, field, stored(field))]),
       ) as VoiceValues;
       let overrides: unknown;
       try {
