@@ -23,6 +23,14 @@ export const revisionEtag = (accountId: string, revision: number) =>
   `"r${revision}.${accountMark(accountId)}"`;
 
 /**
+ * Whether `tag` (quoted, strong) names `current`. A tag of the earlier form, the number alone (`"v3"`), names
+ * it too: tags read before the upgrade that added the mark, and during a rolling upgrade tags that instances
+ * not yet upgraded hand out, go on working (a later release may drop them; docs/operations.md).
+ */
+const names = (tag: string, current: string) =>
+  tag === current || tag === current.replace(/\.[0-9a-f]{8}"$/, '"');
+
+/**
  * The entity tags of an If-Match value, or `*`. Bare tags (`v3.1f2e3d4c`) are accepted quoted because agents
  * copy the `etag` field of a body and lose the quotes; weak tags (`W/"…"`) stay weak and never match.
  */
@@ -43,7 +51,7 @@ function parseIfMatch(value: string): string[] | '*' {
 export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: string | null, what: string) {
   if (op.ifMatch === undefined) return;
   const tags = parseIfMatch(op.ifMatch);
-  if (current !== null && (tags === '*' || tags.includes(current))) return;
+  if (current !== null && (tags === '*' || tags.some((tag) => names(tag, current)))) return;
   throw problems.preconditionFailed(
     current === null
       ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
@@ -112,5 +120,5 @@ export function assertIfNoneMatch(
 function namesCurrent(ifNoneMatch: string, current: string): boolean {
   const tags = parseIfMatch(ifNoneMatch);
   const weak = (tag: string) => tag.replace(/^W\//, '');
-  return tags === '*' || tags.some((tag) => weak(tag) === current);
+  return tags === '*' || tags.some((tag) => names(weak(tag), current));
 }
