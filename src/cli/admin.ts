@@ -14,6 +14,7 @@ import { createOrganization } from '../domain/organizations.ts';
 import { issueAccountToken, TOKEN_LIMITS, tokenExpiry } from '../domain/tokens.ts';
 import { createUserWithAccount } from '../domain/users.ts';
 import { HANDLE_PATTERN, RESERVED_HANDLES } from '../domain/validation.ts';
+import { asciiEmail } from '../identity/domains.ts';
 import { findTextIssues } from '../lib/text-input.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
@@ -179,7 +180,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) =
         const { user, account } = createUserWithAccount(em, {
           handle: values.handle!,
           displayName: values.name ?? values.handle!,
-          email: values.email!.toLowerCase(),
+          email: asciiEmail(values.email!),
         });
         // In the new person's own log, with them as the actor: the command acts for them, and an event
         // without an actor would read as one whose person was deleted.

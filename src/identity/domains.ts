@@ -30,6 +30,16 @@ export function asciiDomain(domain: string): string {
   return domainToASCII(lowered) || lowered;
 }
 
+/**
+ * An e-mail address lowered, with its domain in ASCII (punycode), the form domains are verified in and
+ * invitations are sent to: uma@bücher.example is uma@xn--bcher-kva.example.
+ */
+export function asciiEmail(email: string): string {
+  const lowered = email.toLowerCase();
+  const at = lowered.lastIndexOf('@');
+  return at < 0 ? lowered : `${lowered.slice(0, at)}@${asciiDomain(lowered.slice(at + 1))}`;
+}
+
 /** Why this domain cannot be claimed, or undefined when it can. */
 export function domainRefusal(domain: string): string | undefined {
   // Private suffixes too (github.io, herokuapp.com): nobody owns those for a whole organization.

@@ -17,7 +17,7 @@ import {
 import type { Orm } from '../db/orm.ts';
 import { type AuditRecord, recordAudit } from '../domain/audit.ts';
 import { createUserWithAccount, personalAccount } from '../domain/users.ts';
-import { asciiDomain } from './domains.ts';
+import { asciiDomain, asciiEmail } from './domains.ts';
 import type { Profile } from './providers.ts';
 
 export type SignInOutcome = { userId: string; created: boolean } | { refused: string };
@@ -51,10 +51,14 @@ export function domainOf(email: string): string {
   return asciiDomain(email.slice(email.lastIndexOf('@') + 1));
 }
 
-/** The e-mails a provider vouched for when this user signed in (lowercase): the only ones we trust. */
+/**
+ * The e-mails a provider vouched for when this user signed in (asciiEmail: lowercase, the domain in
+ * punycode): the only ones we trust. Stored ones are in that form already, but an instance of a release
+ * before it may still write a Unicode domain during a rolling upgrade, after the migration that rewrote them.
+ */
 export async function verifiedEmails(em: EntityManager, userId: string): Promise<Set<string>> {
   const rows = await em.find(Identity, { user: userId, emailVerified: true, email: { $ne: null } });
-  return new Set(rows.map((r) => r.email!.toLowerCase()));
+  return new Set(rows.map((r) => asciiEmail(r.email!)));
 }
 
 /** A handle made from the provider's username: lowercase letters, digits and hyphens, starting with a letter. */

@@ -11,7 +11,7 @@ import type { Configuration, CustomFetch } from 'openid-client';
 import type { Config, OidcProviderConfig } from '../config/index.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
 import { findTextIssues } from '../lib/text-input.ts';
-import { asciiDomain } from './domains.ts';
+import { asciiEmail } from './domains.ts';
 import { guardRefusal, orgProviderFetch } from './org-provider-fetch.ts';
 
 /** Only instances where people sign in with a provider load it. */
@@ -223,8 +223,7 @@ function emailClaim(value: unknown): string | undefined {
   // Kept with its domain in ASCII (punycode), the form domains are verified in and invitations are sent to:
   // uma@bücher.example is uma@xn--bcher-kva.example, or removing that domain, an invitation to her and the
   // check that she is a member already each missed her.
-  const at = text.lastIndexOf('@');
-  return `${text.slice(0, at)}@${asciiDomain(text.slice(at + 1))}`;
+  return asciiEmail(text);
 }
 
 /**

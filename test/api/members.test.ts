@@ -118,6 +118,21 @@ describe('members and invitations through the generated SDK', () => {
     expect(await auditCount('invitation.create', invitation.id)).toBe(1);
   });
 
+  it('lets a person whose verified e-mail has a Unicode domain accept an invitation to its ASCII form', async () => {
+    // Sign-ins store the ASCII form, and a migration rewrote older rows; an instance of the release before
+    // it still writes the Unicode form during a rolling upgrade, after the migration ran.
+    const uma = await createTestUser(service, 'uma');
+    await db.query(`update identities set email = 'uma@bücher.example' where user_id = $1`, [uma.userId]);
+    await createOrg('buecher');
+    const invitation = await invite('buecher', 'uma@xn--bcher-kva.example');
+    const accepted = await sdk.acceptInvitation({
+      client: uma.client,
+      body: { token: invitation.acceptToken },
+    });
+    expect(accepted.response.status).toBe(200);
+    expect(await members('buecher')).toContainEqual(['uma', 'member']);
+  });
+
   it('answers 404 to a non-member of a private organization, 403 to a member who invites, 403 without the scope', async () => {
     await createOrg('guarded');
     const member = await invite('guarded', 'grace@example.com');

@@ -222,4 +222,19 @@ describe('npm run admin', { timeout: 120_000 }, () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--name is required (1 to 100 characters)');
   });
+
+  it('stores an e-mail with its domain in ASCII, the form invitations are sent to', async () => {
+    const result = await admin(service.database.url, [
+      'create-user',
+      '--handle',
+      'umlaut',
+      '--email',
+      'Uma@Bücher.example',
+    ]);
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    const { rows } = await db.query(
+      `select u.email from users u join accounts a on a.user_id = u.id where a.handle = 'umlaut'`,
+    );
+    expect(rows).toEqual([{ email: 'uma@xn--bcher-kva.example' }]);
+  });
 });

@@ -12,6 +12,7 @@ import {
   User,
 } from '../../db/entities/index.ts';
 import { effectiveStatus, issueInvitation } from '../../domain/invitations.ts';
+import { asciiEmail } from '../../identity/domains.ts';
 import { verifiedEmails } from '../../identity/people.ts';
 import { page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext, PlainStatement, ProblemResponse } from '../pipeline.ts';
@@ -99,7 +100,7 @@ async function pendingInvitationFor(
   const status = effectiveStatus(invitation);
   if (status === 'pending') {
     // Only the invited person answers: a verified e-mail of theirs must be the invited one.
-    if (!(await verifiedEmails(op.em, op.caller.userId)).has(invitation.email.toLowerCase()))
+    if (!(await verifiedEmails(op.em, op.caller.userId)).has(asciiEmail(invitation.email)))
       throw problems.forbidden(
         'This invitation is for another e-mail address. Sign in with a provider that has verified that address, then try again.',
       );

@@ -4,6 +4,7 @@ import type { Response, Router } from 'express';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
+import { asciiEmail } from '../../identity/domains.ts';
 import { verifiedEmails } from '../../identity/people.ts';
 import {
   edited,
@@ -266,7 +267,7 @@ export function organizationPages(
       const open = invitation?.status === 'pending';
       // The API lets only the invited person answer (a verified e-mail of theirs is the invited one): someone
       // else signed in is told so here, with what to do, instead of buttons that end in "Not allowed".
-      const forYou = open && (await verifiedEmails(em, pc.who.userId)).has(invitation.email.toLowerCase());
+      const forYou = open && (await verifiedEmails(em, pc.who.userId)).has(asciiEmail(invitation.email));
       kit.render(
         res,
         pc,
