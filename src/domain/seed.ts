@@ -15,6 +15,10 @@ export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<string
   const em = orm.em.fork();
   if ((await em.count(User)) > 0) return undefined;
   const token = await em.transactional(async (tx) => {
+    // Instances started together on an empty database each found no user; the first to take this lock
+    // seeds, and the others find its user once they hold it (one used to fail to start on the handle).
+    await tx.execute(SEED_LOCK, [], 'run');
+    if ((await tx.count(User)) > 0) return undefined;
     const { user, account: personal } = createUserWithAccount(tx, {
       handle: 'demo',
       displayName: 'Demo User',
@@ -74,6 +78,9 @@ export async function seedDemoIfEmpty(orm: Orm, logger?: Logger): Promise<string
       expiresAt: new Date(Date.now() + 30 * 24 * 3600 * 1000),
     }).secret;
   });
+  if (token === undefined) return undefined;
   logger?.info('created the demo data (user "demo", organization "acme"); SEED_DEMO=false turns this off');
   return token;
 }
+
+const SEED_LOCK = `select pg_advisory_xact_lock(hashtext('localization-service:demo-seed'))`;

@@ -5,6 +5,7 @@ import { ReferenceKind } from '@mikro-orm/core';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../../src/db/migrations/index.ts';
 import { connectDatabase, migrateDatabase, openDatabase } from '../../src/db/orm.ts';
+import { seedDemoIfEmpty } from '../../src/domain/seed.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestOrm } from '../support/orm.ts';
 
@@ -90,6 +91,24 @@ describe('entities against the migrated schema', () => {
     if (t === 'integer' || t === 'smallint' || t === 'bigint') return 'integer';
     return runtimeType ?? t;
   }
+});
+
+describe('the demo seed from several instances at once', () => {
+  it('seeds an empty database once: one instance creates the demo, the others find it and start', async () => {
+    const database = await createTestDatabase();
+    const orms = await Promise.all([1, 2, 3].map(() => connectDatabase(database.url)));
+    try {
+      await migrateDatabase(orms[0]!);
+      // Each found no user and then created "demo": all but one failed to start on the taken handle.
+      const tokens = await Promise.all(orms.map((orm) => seedDemoIfEmpty(orm)));
+      expect(tokens.filter((token) => token !== undefined)).toHaveLength(1);
+      const users = await orms[0]!.em.getConnection().execute('select count(*)::int as n from users');
+      expect(users).toEqual([{ n: 1 }]);
+    } finally {
+      await Promise.all(orms.map((orm) => orm.close(true)));
+      await database.drop();
+    }
+  });
 });
 
 describe('migrations from several instances at once', () => {
