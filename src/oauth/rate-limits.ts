@@ -115,7 +115,9 @@ export function createRateLimits(ctx: ServiceContext): RateLimits {
     windowMs: WINDOW_MS,
     channel: redis && { publish: (message) => redis.publish(BLOCKS_CHANNEL, message) },
     onRefused: () => ctx.metrics.rateLimited('failed-auth'),
-    onStoreError: (error) => ctx.logger.warn({ err: error }, 'failed-authentication limiter store error'),
+    // Met only by this limiter (an instance serving the API and MCP alone), an outage is still the one
+    // outage line, and the store's next success the recovery (sendCommand above).
+    onStoreError: (error) => outage.down(error),
     // As for the other limiters' stores (logger, above): at start Redis is rarely connected yet, and the
     // store loads its script on first use, so this is no outage.
     onStoreInitError: (error) =>

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { randomAddress, registerSixTimes, startOAuthService } from '../oauth/helpers.ts';
@@ -14,11 +14,7 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer(await freePort());
-    const logger = createLogger(
-      { logLevel: 'info' },
-      { write: (line: string) => void lines.push(JSON.parse(line)) },
-    );
-    service = await startOAuthService({ REDIS_URL: redis.url }, { logger });
+    service = await serviceLoggingTo(lines, redis.url);
   });
   afterAll(async () => {
     await service?.close();
@@ -72,38 +68,58 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis goes away', () => {
   });
 });
 
+/** A Redis of the test's own that can be frozen (SIGSTOP) and resumed, as on a network partition. */
+async function freezableRedis() {
+  const port = await freePort();
+  const redis = spawn(
+    '/usr/bin/redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', ''],
+    {
+      stdio: 'ignore',
+    },
+  );
+  while (!(await canConnect(port))) await new Promise((resolve) => setTimeout(resolve, 50));
+  let frozen = false;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    freeze: () => {
+      frozen = redis.kill('SIGSTOP');
+    },
+    resume: () => {
+      if (frozen) redis.kill('SIGCONT');
+      frozen = false;
+    },
+    kill: () => redis.kill('SIGKILL'),
+  };
+}
+
+/** A service whose log lines the test reads, its rate-limit counters in `redisUrl`. */
+async function serviceLoggingTo(lines: { level: number; msg: string }[], redisUrl: string) {
+  const logger = createLogger(
+    { logLevel: 'info' },
+    { write: (line: string) => void lines.push(JSON.parse(line)) },
+  );
+  return startOAuthService({ REDIS_URL: redisUrl }, { logger });
+}
+
 // A Redis that stops answering without closing the connection (frozen with SIGSTOP, as on a network
 // partition): the rate-limit checks give up after their command bound and let the request through, and
 // /readyz reports it. A hang fails by the test timeout (no timed assertions).
 describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', () => {
   const lines: { level: number; msg: string }[] = [];
-  let redis: ChildProcess;
+  let redis: Awaited<ReturnType<typeof freezableRedis>>;
   let service: TestService;
-  let frozen = false;
-  const freeze = () => {
-    frozen = redis.kill('SIGSTOP');
-  };
-  const resume = () => {
-    if (frozen) redis.kill('SIGCONT');
-    frozen = false;
-  };
+  const freeze = () => redis.freeze();
+  const resume = () => redis?.resume();
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
-      stdio: 'ignore',
-    });
-    while (!(await canConnect(port))) await new Promise((resolve) => setTimeout(resolve, 50));
-    const logger = createLogger(
-      { logLevel: 'info' },
-      { write: (line: string) => void lines.push(JSON.parse(line)) },
-    );
-    service = await startOAuthService({ REDIS_URL: `redis://127.0.0.1:${port}` }, { logger });
+    redis = await freezableRedis();
+    service = await serviceLoggingTo(lines, redis.url);
   });
   afterAll(async () => {
     resume(); // never leave it stopped
     await service?.close();
-    redis?.kill('SIGKILL');
+    redis?.kill();
   });
 
   const readiness = async () => {
@@ -146,6 +162,63 @@ describe.skipIf(!hasRedisServer)('when the rate-limit Redis stops answering', ()
     // The connection never closed, so the recovery is told by the first command that succeeded again.
     expect(lines.filter((l) => /rate-limit Redis unreachable/.test(l.msg))).toHaveLength(1);
     expect(lines.filter((l) => /rate-limit Redis is back/.test(l.msg))).toHaveLength(1);
+  });
+});
+
+// An instance that meets a frozen Redis only through the failed-authentication limiter (it serves the API
+// and MCP alone, behind a load balancer that sends OAuth elsewhere) logs the outage and the recovery too:
+// its errors were warnings of their own, and the line operators alert on never came.
+describe.skipIf(!hasRedisServer)('when only failed bearer tokens meet a frozen Redis', () => {
+  const lines: { level: number; msg: string }[] = [];
+  let redis: Awaited<ReturnType<typeof freezableRedis>>;
+  let service: TestService;
+
+  beforeAll(async () => {
+    redis = await freezableRedis();
+    service = await serviceLoggingTo(lines, redis.url);
+  });
+  afterAll(async () => {
+    redis?.resume();
+    await service?.close();
+    redis?.kill();
+  });
+
+  const failBearer = async () => {
+    const response = await fetch(`${service.url}/api/v1/accounts`, {
+      headers: { authorization: 'Bearer l10n_not-a-token', 'x-forwarded-for': randomAddress() },
+    });
+    expect(response.status).toBe(401);
+  };
+
+  it('logs the outage once and the recovery once', { timeout: 15_000 }, async () => {
+    await failBearer(); // the limiter's store is loaded and counting
+    const outageLines = () => lines.filter((l) => /rate-limit Redis unreachable/.test(l.msg)).length;
+    redis.freeze();
+    try {
+      // A failure is counted after its answer, so the outage is met (the command bound) a moment later.
+      await expect
+        .poll(
+          async () => {
+            await failBearer();
+            return outageLines();
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(1);
+    } finally {
+      redis.resume();
+    }
+    await expect
+      .poll(
+        async () => {
+          await failBearer();
+          return lines.filter((l) => /rate-limit Redis is back/.test(l.msg)).length;
+        },
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBe(1);
+    expect(outageLines()).toBe(1);
+    expect(lines.filter((l) => /failed-authentication limiter store error/.test(l.msg))).toEqual([]);
   });
 });
 
