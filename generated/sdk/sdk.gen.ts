@@ -633,8 +633,9 @@ export const saveGlossary = <ThrowOnError extends boolean = false>(options: Opti
  * Search the entries of an account's glossary
  *
  * Returns one page of the glossary's entries, in glossary order, that match every filter given:
- * `termPrefix` (the term starts with it, ignoring case), `locale` (the entry has an approved
- * translation for that BCP 47 locale), `doNotTranslate` and `forbidden`. Without `version` the
+ * `termPrefix` (the term starts with it, ignoring case and Unicode form: `café` finds a term
+ * written with e + U+0301), `locale` (the entry has an approved translation for that BCP 47
+ * locale), `doNotTranslate` and `forbidden`. Without `version` the
  * current version is searched; `nextCursor` keeps paging through the version the first page read,
  * even when someone saves a newer one meanwhile. The body's `version` and `etag` name the version
  * searched; send the `etag` as `If-Match` to upsertGlossaryEntries or removeGlossaryEntries.

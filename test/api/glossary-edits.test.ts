@@ -222,7 +222,8 @@ describe('glossary search', () => {
     // Lowered by PostgreSQL on both sides: JavaScript lowers a final capital sigma to ς and İ to i̇ where
     // PostgreSQL gives σ and i (and, under the "C" locale, leaves Ü as it is), so a prefix lowered in Node
     // missed the very term it was copied from.
-    const terms = ['ΟΔΟΣ', 'İstanbul', 'Über', 'Ǆemal'];
+    // The last one written with e + U+0301 (NFD): a prefix in either form finds it.
+    const terms = ['ΟΔΟΣ', 'İstanbul', 'Über', 'Ǆemal', 'Cafe\u0301 au lait'];
     const saved = await sdk.saveGlossary({
       client: bob.client,
       path: { account: 'bob' },
@@ -242,6 +243,8 @@ describe('glossary search', () => {
     // Which letters beyond ASCII fold depends on the database's locale (none under "C"); these hold in any.
     expect(await search('İSTANBUL')).toEqual(['İstanbul']);
     expect(await search('Üb')).toEqual(['Über']);
+    expect(await search('café')).toEqual(['Cafe\u0301 au lait']);
+    expect(await search('cafe\u0301 au')).toEqual(['Cafe\u0301 au lait']);
   });
 
   it('keeps paging through the version the first page read, and refuses a forged cursor', async () => {

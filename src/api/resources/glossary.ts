@@ -406,7 +406,8 @@ export const glossaryHandlers = {
       // A prefix match on lower(term); LIKE's own wildcards in the prefix are matched literally. PostgreSQL
       // lowers the prefix too: JavaScript's toLowerCase differs from lower() (a final Σ becomes ς, İ
       // becomes i̇), and a prefix lowered one way misses a term lowered the other, even the term itself.
-      where.push(`lower(term) like lower(?) escape '\\'`);
+      // Both in NFC, as terms are compared everywhere else: `café` finds a term stored with e + U+0301.
+      where.push(`normalize(lower(term), NFC) like normalize(lower(?), NFC) escape '\\'`);
       params.push(`${String(op.query.termPrefix).replace(/[\\%_]/g, '\\$&')}%`);
     }
     if (isGiven(op.query.locale)) {
