@@ -5,6 +5,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import type { RequestHandler, Response, Router } from 'express';
+import { MAX_REQUEST_BODY_BYTES } from '../../api/limits.ts';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { termKey } from '../../domain/glossary-terms.ts';
@@ -60,7 +61,7 @@ function uploadRefusal(error: unknown): { status: number; detail: string } {
   const refused = error instanceof multer().MulterError ? error : undefined;
   switch (refused?.code) {
     case 'LIMIT_FILE_SIZE':
-      return { status: 413, detail: 'The file is larger than 2 MB.' };
+      return { status: 413, detail: `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB.` };
     case 'LIMIT_FIELD_COUNT':
     case 'LIMIT_PART_COUNT':
     case 'LIMIT_FIELD_KEY':
@@ -84,6 +85,13 @@ function uploadRefusal(error: unknown): { status: number; detail: string } {
 }
 
 /**
+ * A CSV file may be as large as the API's request body: the export of a glossary at the API's limits
+ * (5,000 entries with real definitions and translations) must import back. At 2 MB, a typical 5,000-entry
+ * glossary's 2.4 MB export was refused.
+ */
+const MAX_UPLOAD_BYTES = MAX_REQUEST_BODY_BYTES;
+
+/**
  * The upload's parser. A body it refuses is the sender's mistake, not ours: the answer is the pages' error
  * page (HTML, like every other page error) with the reason and a way back to the glossary, and the import
  * handler never runs, so nothing is saved. It is answered here, before kit.action's session and CSRF
@@ -93,7 +101,7 @@ function upload(kit: Kit): RequestHandler {
   return (req, res, next) => {
     multipart ??= multer()({
       storage: multer().memoryStorage(),
-      limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 },
+      limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10 },
     }).single('file');
     const refuse = ({ status, detail }: { status: number; detail: string }) =>
       kit.render(
