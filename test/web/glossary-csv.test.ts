@@ -223,6 +223,63 @@ describe('glossary CSV', () => {
     );
   });
 
+  it('updates what the file has columns for and keeps the rest: a one-language file changes that language only', async () => {
+    const owner = uniqueHandle('csv');
+    const jar = await signedIn(owner);
+    await importCsv(
+      jar,
+      owner,
+      [
+        'term,definition,caseSensitive,doNotTranslate,forbidden,de,fr,de-CH',
+        'Workspace,A group of projects,true,false,false,Arbeitsbereich,espace,Arbeitsraum',
+        'Project,One product,false,false,false,Projekt,projet,',
+      ].join('\n'),
+    );
+    // A translator's German file, one locale column written in another case, one term new.
+    await importCsv(
+      jar,
+      owner,
+      [
+        'term,de,DE-ch',
+        'Workspace,Arbeitsfläche,',
+        'Project,Vorhaben,Projekt',
+        'Release,Veröffentlichung,',
+      ].join('\n'),
+    );
+    expect(parse(await exportCsv(jar, owner), { columns: true })).toEqual([
+      {
+        term: 'Workspace',
+        definition: 'A group of projects',
+        caseSensitive: 'true',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: 'Arbeitsfläche',
+        fr: 'espace',
+        'de-CH': '',
+      },
+      {
+        term: 'Project',
+        definition: 'One product',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: 'Vorhaben',
+        fr: 'projet',
+        'de-CH': 'Projekt',
+      },
+      {
+        term: 'Release',
+        definition: '',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: 'Veröffentlichung',
+        fr: '',
+        'de-CH': '',
+      },
+    ]);
+  });
+
   it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
     const owner = uniqueHandle('csd');
     const jar = await signedIn(owner);

@@ -259,7 +259,10 @@ const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
  * export imports back as the same glossary. The line is counted, not the row: a quoted cell with line
  * breaks and a skipped empty line both move the rows after them further down the file.
  */
-function fromCsv(data: Buffer, knownLocales: ReadonlySet<string>): { entry: Entry; line: number }[] {
+function fromCsv(
+  data: Buffer,
+  knownLocales: ReadonlySet<string>,
+): { columns: string[]; rows: { entry: Entry; line: number }[] } {
   const parsed = csvParse().parse(data, {
     skip_empty_lines: true,
     bom: true,
@@ -288,7 +291,7 @@ function fromCsv(data: Buffer, knownLocales: ReadonlySet<string>): { entry: Entr
         `the columns are ${FIXED.join(', ')} and one per locale, separated by commas`,
     );
   checkColumns(columns, knownLocales);
-  return rows.map(({ cells, line }) => {
+  const entries = rows.map(({ cells, line }) => {
     // A column with no name is left out when it is empty (a spreadsheet's trailing comma); a cell of it
     // that holds something was meant for a column someone forgot to name, and is not dropped unsaid.
     const unnamed = columns.findIndex((column, i) => column === '' && (cells[i] ?? '') !== '');
@@ -315,6 +318,43 @@ function fromCsv(data: Buffer, knownLocales: ReadonlySet<string>): { entry: Entr
       },
     };
   });
+  return { columns: columns.filter((column) => column !== ''), rows: entries };
+}
+
+/**
+ * The entry a CSV row makes of the stored one with its term: the columns the file has set what they hold
+ * (an empty definition or locale cell clears it), and what the file has no column for is kept. A file of
+ * `term,de` updates the German translations and leaves definitions, flags and other locales alone; it used
+ * to replace each entry whole, and a translator's one-language file wiped the rest of every entry it named.
+ */
+function mergeRow(stored: Entry | undefined, row: Entry, columns: readonly string[]): Entry {
+  if (!stored) return row;
+  const has = (column: string) => columns.includes(column);
+  // Stored translations are keyed by canonical locale; a column may be written otherwise (`de-de`).
+  const fileLocales = new Set(
+    columns.filter((column) => !(FIXED as readonly string[]).includes(column)).map(canonicalOrSelf),
+  );
+  return {
+    term: row.term,
+    definition: has('definition') ? row.definition : stored.definition,
+    caseSensitive: has('caseSensitive') ? row.caseSensitive : stored.caseSensitive,
+    doNotTranslate: has('doNotTranslate') ? row.doNotTranslate : stored.doNotTranslate,
+    forbidden: has('forbidden') ? row.forbidden : stored.forbidden,
+    translations: {
+      ...Object.fromEntries(
+        Object.entries(stored.translations).filter(([locale]) => !fileLocales.has(canonicalOrSelf(locale))),
+      ),
+      ...row.translations,
+    },
+  };
+}
+
+function canonicalOrSelf(locale: string): string {
+  try {
+    return Intl.getCanonicalLocales(locale)[0] ?? locale;
+  } catch {
+    return locale;
+  }
 }
 
 /**
@@ -666,6 +706,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
       const loaded = await load(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
+      let columns: string[];
       let rows: { entry: Entry; line: number }[];
       try {
         const text = utf8Csv(file.buffer);
@@ -673,11 +714,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           return failed(400, 'The file is not UTF-8 text: save it as "CSV UTF-8" and import it again.');
         // The locales the glossary has are columns of its own export, whatever their shape.
         const known = new Set((loaded.glossary?.entries ?? []).flatMap((e) => Object.keys(e.translations)));
-        rows = fromCsv(text, known);
+        ({ columns, rows } = fromCsv(text, known));
       } catch (error) {
         return failed(400, `This is not a CSV file we can read: ${(error as Error).message}`);
       }
-      // Merged by term: a row replaces the entry with its term, other rows are added at the end.
+      // Merged by term: a row updates the entry with its term in the columns the file has (mergeRow), other
+      // rows are added at the end.
       const entries = [...(loaded.glossary?.entries ?? [])];
       // Terms match in any Unicode normalization form, as in upsertGlossaryEntries.
       const position = new Map(entries.map((e, i) => [termKey(e.term), i]));
@@ -694,7 +736,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           );
         fileLineOf.set(key, line);
         const at = position.get(key) ?? entries.length;
-        entries[at] = entry;
+        entries[at] = mergeRow(entries[at], entry, columns);
         position.set(key, at);
         lineOf.set(at, line);
       }
@@ -703,7 +745,10 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const before = loaded.glossary?.entries ?? [];
       const unchanged =
         entries.length === before.length &&
-        rows.every(({ entry }) => sameEntry(before[position.get(termKey(entry.term))!], entry));
+        rows.every(({ entry }) => {
+          const at = position.get(termKey(entry.term))!;
+          return sameEntry(before[at], entries[at]!);
+        });
       if (unchanged) {
         const notice = 'The file changes nothing in the glossary: no version was saved.';
         return res.redirect(303, kit.withNotice(pc, base(account), notice));
