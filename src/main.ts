@@ -28,6 +28,9 @@ export async function runService(): Promise<void> {
   // at once, through process.exit: its exit hook still tells an embedded PostgreSQL to stop, which in its
   // own process group would otherwise outlive us and hold its port.
   const STOP_MARGIN_MS = 15_000; // closing pools and stopping PostgreSQL after the requests are done
+  // pino writes to standard output asynchronously, and process.exit writes what is still buffered at once:
+  // "stopped" could land in the file before "shutting down", whose write was still under way.
+  const exitWhenLogged = (code: number) => logger.flush(() => process.exit(code));
   let stopping = false;
   const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
@@ -47,11 +50,11 @@ export async function runService(): Promise<void> {
       .then(
         () => {
           logger.info('stopped');
-          process.exit(0);
+          exitWhenLogged(0);
         },
         (error) => {
           logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
+          exitWhenLogged(1);
         },
       );
   };
@@ -61,9 +64,11 @@ export async function runService(): Promise<void> {
   const server = await starting.catch((error) => {
     // startServer has already released whatever it had started.
     logger.fatal({ err: error }, 'failed to start');
-    process.exit(1);
+    exitWhenLogged(1);
+    return new Promise<never>(() => {});
   });
-  logger.info({ url: server.url }, 'listening');
+  // The public URL (BASE_URL) and where this instance listens, which behind a load balancer differ.
+  logger.info({ url: server.url, host: config.host, port: server.port }, 'listening');
   console.log(`Localization service listening on ${server.url}`);
   if (server.demoToken) {
     // Printed to the terminal once (never to the log): the only copy of the demo user's token.

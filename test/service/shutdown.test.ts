@@ -167,8 +167,12 @@ async function shutDownUnderLoad(child: Child, token: string, stop: Stop = sigte
     .output()
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string });
-  expect(logLines.map((l) => l.msg)).toContain('stopped');
+    .map((line) => JSON.parse(line) as { level: number; msg: string; port?: number; host?: string });
+  // In the order they were logged: "stopped" used to overtake "shutting down" at the exit.
+  const lifecycle = ['listening', 'shutting down', 'stopped'];
+  expect(logLines.map((l) => l.msg).filter((msg) => lifecycle.includes(msg))).toEqual(lifecycle);
+  // Where it listens, which behind a load balancer is not its public URL.
+  expect(logLines.find((l) => l.msg === 'listening')).toMatchObject({ port: child.port, host: '127.0.0.1' });
   expect(logLines.filter((l) => l.level >= 50)).toEqual([]);
 }
 
