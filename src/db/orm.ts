@@ -83,9 +83,15 @@ async function refuseUnfitDatabase(orm: Orm, databaseUrl: string): Promise<void>
     encoding = row?.encoding;
   } catch (error) {
     await orm.close(true);
-    if ((error as { code?: unknown }).code !== '3D000') throw error;
+    const code = (error as { code?: unknown }).code;
+    if (code === '3D000')
+      throw new Error(
+        `the database "${name}" named in DATABASE_URL does not exist on that server; create it first (createdb ${name})`,
+      );
+    // Which server it tried, so the operator knows which setting to look at (the password is left out).
+    const { hostname, port } = new URL(databaseUrl);
     throw new Error(
-      `the database "${name}" named in DATABASE_URL does not exist on that server; create it first (createdb ${name})`,
+      `the database server named in DATABASE_URL (${hostname}:${port || 5432}, database "${name}") did not let us in: ${(error as Error).message}`,
     );
   }
   if (encoding !== 'UTF8') {

@@ -8,6 +8,7 @@ import { connectDatabase, migrateDatabase, openDatabase } from '../../src/db/orm
 import { seedDemoIfEmpty } from '../../src/domain/seed.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestOrm } from '../support/orm.ts';
+import { freePort } from '../support/ports.ts';
 
 // The schema is hand-written SQL and the entities are hand-written TypeScript; nothing else ties them.
 // This compares what MikroORM would read and write with what the migrations actually created.
@@ -130,6 +131,21 @@ describe('migrations from several instances at once', () => {
       await Promise.all(orms.map((orm) => orm.close(true)));
       await database.drop();
     }
+  });
+
+  it('names DATABASE_URL and the server it tried when it cannot connect, and never the password', async () => {
+    const port = await freePort(); // nothing listens there
+    const refused = await openDatabase(`postgresql://postgres:s3cret-pw@127.0.0.1:${port}/somewhere`).catch(
+      (error: Error) => error,
+    );
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(
+      new RegExp(
+        `^the database server named in DATABASE_URL \\(127\\.0\\.0\\.1:${port}, database "somewhere"\\)`,
+      ),
+    );
+    expect((refused as Error).message).toContain('ECONNREFUSED');
+    expect((refused as Error).message).not.toContain('s3cret-pw');
   });
 
   it('refuses a DATABASE_URL whose database does not exist instead of creating an empty one', async () => {
