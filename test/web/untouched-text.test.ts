@@ -2,35 +2,28 @@
 // stored it. A browser gives back a text changed even when nobody touched it: HTML reads every CR and CRLF
 // of a page as LF, and a text input drops line breaks. A save of one field used to merge the lines of a
 // one-line field and turn CRLF into LF in the others.
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
 import { signedInJar, uniqueHandle } from '../oauth/helpers.ts';
-import { hasChromium, launchChromium } from '../support/environment.ts';
+import { hasChromium } from '../support/environment.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
-import { useService } from '../support/suite.ts';
+import { useChromium, useService } from '../support/suite.ts';
 
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  if (hasChromium) browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 /** A browser signed in as `user` (the development sign-in of an existing user, its cookies handed over). */
 async function browserOf(user: TestUser): Promise<BrowserContext> {
   const jar = await signedInJar(service, user.handle);
-  const context = await browser!.newContext();
+  const context = await browser.newContext();
   await context.addCookies([...jar.cookies].map(([name, value]) => ({ name, value, url: service.url })));
   return context;
 }
 
 /** Clicks a form's button and waits for the redirect that follows a saved form (303, then a GET). */
-async function submit(page: import('playwright-core').Page, button: string): Promise<void> {
+async function submit(page: Page, button: string): Promise<void> {
   const saved = page.waitForResponse((response) => response.request().method() === 'GET');
   await page.getByRole('button', { name: button }).click();
   expect((await saved).status()).toBe(200);
