@@ -280,6 +280,33 @@ describe('glossary CSV', () => {
     ]);
   });
 
+  it('reads a locale column in any spelling as the locale it names: no version for no change, no column twice', async () => {
+    const owner = uniqueHandle('csv');
+    const jar = await signedIn(owner);
+    await importCsv(jar, owner, 'term,de\ngamma,G');
+    const versions = async () =>
+      (
+        await sql(
+          service,
+          `select v.version from glossary_versions v join accounts a on a.id = v.account_id where a.handle = $1`,
+          [owner],
+        )
+      ).length;
+    for (const spelling of ['DE', 'De']) {
+      const same = await postCsv(jar, owner, `term,${spelling}\ngamma,G`);
+      expect(same.status, spelling).toBe(303);
+      const notice = new URL(same.headers.get('location') ?? '', service.url).searchParams.get('notice');
+      expect(notice, spelling).toContain('changes nothing');
+    }
+    expect(await versions()).toBe(1);
+    const twice = await postCsv(jar, owner, 'term,de,DE\ngamma,G,H');
+    expect(twice.status).toBe(400);
+    expect(await twice.text()).toContain(
+      'names the locale de twice, as &quot;de&quot; and as &quot;DE&quot;',
+    );
+    expect(await versions()).toBe(1);
+  });
+
   it('refuses a file that lists a term twice, naming both lines, instead of keeping the later row', async () => {
     const owner = uniqueHandle('csd');
     const jar = await signedIn(owner);

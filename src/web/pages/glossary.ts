@@ -208,12 +208,21 @@ const LOCALE_COLUMN = /^[A-Za-z]{2,3}(?:[-_]|$)/;
 
 function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): void {
   const seen = new Set<string>();
+  const locales = new Map<string, string>();
   for (const column of columns) {
     // A column with no name (a trailing comma, as spreadsheets write) holds nothing anyone meant.
     if (column === '') continue;
     if (seen.has(column)) throw new Error(`its first line names the column "${column}" twice`);
     seen.add(column);
-    if ((FIXED as readonly string[]).includes(column) || LOCALE_COLUMN.test(column)) continue;
+    if ((FIXED as readonly string[]).includes(column)) continue;
+    // Two spellings of one locale (`de`, `DE`): which one's cells were meant? Said once, for the header,
+    // not for every row as the save would.
+    const locale = canonicalOrSelf(column);
+    const other = locales.get(locale);
+    if (other !== undefined)
+      throw new Error(`its first line names the locale ${locale} twice, as "${other}" and as "${column}"`);
+    locales.set(locale, column);
+    if (LOCALE_COLUMN.test(column)) continue;
     // A locale of another shape the API took (BCP 47 allows language codes of 5 to 8 letters) that the
     // glossary already has: its own export names it, and must import back.
     if (knownLocales.has(column)) continue;
@@ -310,10 +319,11 @@ function fromCsv(
         caseSensitive: flagOf(row.caseSensitive, 'caseSensitive', line),
         doNotTranslate: flagOf(row.doNotTranslate, 'doNotTranslate', line),
         forbidden: flagOf(row.forbidden, 'forbidden', line),
+        // Keyed as the glossary stores locales (`DE` is de), so that an unchanged row compares equal.
         translations: Object.fromEntries(
-          Object.entries(row).filter(
-            ([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '',
-          ),
+          Object.entries(row)
+            .filter(([column, value]) => !(FIXED as readonly string[]).includes(column) && value !== '')
+            .map(([column, value]) => [canonicalOrSelf(column), value]),
         ),
       },
     };
