@@ -23,11 +23,13 @@ export const revisionEtag = (accountId: string, revision: number) =>
   `"r${revision}.${accountMark(accountId)}"`;
 
 /**
- * Whether `tag` (quoted, strong) names `current`. A tag of the earlier form, the number alone (`"v3"`), names
- * it too: tags read before the upgrade that added the mark, and during a rolling upgrade tags that instances
- * not yet upgraded hand out, go on working (a later release may drop them; docs/operations.md).
+ * Whether `tag` (quoted, strong) names `current` as a precondition of a write. A tag of the earlier form, the
+ * number alone (`"v3"`), names it too: tags read before the upgrade that added the mark, and during a rolling
+ * upgrade tags that instances not yet upgraded hand out, go on working (a later release may drop them;
+ * docs/operations.md). A conditional read does not take them (notModified): the document is then sent
+ * again, which costs a read, where a 304 could keep a cache on another account's document.
  */
-const names = (tag: string, current: string) =>
+export const namesForWrite = (tag: string, current: string) =>
   tag === current || tag === current.replace(/\.[0-9a-f]{8}"$/, '"');
 
 /**
@@ -51,7 +53,7 @@ function parseIfMatch(value: string): string[] | '*' {
 export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: string | null, what: string) {
   if (op.ifMatch === undefined) return;
   const tags = parseIfMatch(op.ifMatch);
-  if (current !== null && (tags === '*' || tags.some((tag) => names(tag, current)))) return;
+  if (current !== null && (tags === '*' || tags.some((tag) => namesForWrite(tag, current)))) return;
   throw problems.preconditionFailed(
     current === null
       ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
@@ -97,7 +99,8 @@ export function notModified(
   current: string | null,
 ): NotModifiedResponse | undefined {
   if (op.ifNoneMatch === undefined || current === null) return undefined;
-  return namesCurrent(op.ifNoneMatch, current) ? { status: 304, headers: { ETag: current } } : undefined;
+  const named = namesCurrent(op.ifNoneMatch, (tag) => tag === current);
+  return named ? { status: 304, headers: { ETag: current } } : undefined;
 }
 
 /**
@@ -110,15 +113,18 @@ export function assertIfNoneMatch(
   current: string | null,
   what: string,
 ) {
-  if (op.ifNoneMatch === undefined || current === null || !namesCurrent(op.ifNoneMatch, current)) return;
+  if (op.ifNoneMatch === undefined || current === null) return;
+  if (!namesCurrent(op.ifNoneMatch, (tag) => namesForWrite(tag, current))) return;
   throw problems.preconditionFailed(
     `The ${what} is already saved (${current}) and your If-None-Match ${op.ifNoneMatch} asks to save only if it is not; nothing was saved. Read it, reapply your change and retry.`,
   );
 }
 
-/** Whether an If-None-Match value names `current`: weakly, as RFC 9110 compares for it (`W/"…"` names `"…"`). */
-function namesCurrent(ifNoneMatch: string, current: string): boolean {
+/**
+ * Whether an If-None-Match value names the current version (`*`, or a tag `matches`): weakly, as RFC 9110
+ * compares for it (`W/"…"` names `"…"`).
+ */
+function namesCurrent(ifNoneMatch: string, matches: (tag: string) => boolean): boolean {
   const tags = parseIfMatch(ifNoneMatch);
-  const weak = (tag: string) => tag.replace(/^W\//, '');
-  return tags === '*' || tags.some((tag) => names(weak(tag), current));
+  return tags === '*' || tags.some((tag) => matches(tag.replace(/^W\//, '')));
 }

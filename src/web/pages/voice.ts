@@ -3,6 +3,7 @@
 // of any two versions.
 
 import type { Response, Router } from 'express';
+import { namesForWrite } from '../../api/etag.ts';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import {
@@ -155,7 +156,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       const etag = multiline(req.body, 'etag');
       const current = etag === '' ? undefined : await pc.call('getVoice', { params: { account } });
       const shown =
-        current && isOk(current) && (current.body as Voice).etag === etag
+        current && isOk(current) && namesForWrite(etag, (current.body as Voice).etag)
           ? (current.body as Voice)
           : undefined;
       const stored = (field: string) => {
