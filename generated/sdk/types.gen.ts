@@ -3468,6 +3468,13 @@ export type UpsertGlossaryEntriesData = {
          * The ETag of the version you edited; a stale value answers 412 and changes nothing.
          */
         'If-Match'?: string;
+        /**
+         * `*` saves only if nothing is saved yet, and answers 412 otherwise: the safe first save, which never
+         * replaces a first version someone saved meanwhile. A tag saves only if it is no longer the current
+         * version.
+         *
+         */
+        'If-None-Match'?: string;
     };
     path: {
         /**
@@ -3548,6 +3555,13 @@ export type RemoveGlossaryEntriesData = {
          * The ETag of the version you edited; a stale value answers 412 and changes nothing.
          */
         'If-Match'?: string;
+        /**
+         * `*` saves only if nothing is saved yet, and answers 412 otherwise: the safe first save, which never
+         * replaces a first version someone saved meanwhile. A tag saves only if it is no longer the current
+         * version.
+         *
+         */
+        'If-None-Match'?: string;
     };
     path: {
         /**

@@ -116,7 +116,9 @@ export function assertIfNoneMatch(
   if (op.ifNoneMatch === undefined || current === null) return;
   if (!namesCurrent(op.ifNoneMatch, (tag) => namesForWrite(tag, current))) return;
   throw problems.preconditionFailed(
-    `The ${what} is already saved (${current}) and your If-None-Match ${op.ifNoneMatch} asks to save only if it is not; nothing was saved. Read it, reapply your change and retry.`,
+    op.ifNoneMatch.trim() === '*'
+      ? `The ${what} has a saved version already (${current}), and If-None-Match: * saves only the first one. Nothing was saved: read it, reapply your change and retry.`
+      : `Your If-None-Match ${op.ifNoneMatch} names the current ${what} (${current}), so nothing was saved.`,
   );
 }
 

@@ -193,13 +193,15 @@ function describe(spec: OperationSpec): string {
 /**
  * REST documentation names operations by operationId and speaks of HTTP headers; an agent knows only tools
  * and arguments. So every description a tool shows (its own, its arguments', its output fields') is
- * reworded at derivation: `saveGlossary` -> `save_glossary`, `If-Match` -> `if_match`, `ETag` -> `etag`.
+ * reworded at derivation: `saveGlossary` -> `save_glossary`, `If-Match` -> `if_match` (and `If-None-Match`
+ * -> `if_none_match`), `ETag` -> `etag`.
  * openapi.yaml keeps its REST wording; where a sentence needs more than a word swapped, the operation's
  * `x-mcp.description` replaces its description for MCP.
  */
 function toolWording(catalogue: Catalogue): (text: string) => string {
   const swaps = new Map<string, string>([
     ['If-Match', 'if_match'],
+    ['If-None-Match', 'if_none_match'],
     ['ETag', 'etag'],
   ]);
   for (const spec of catalogue.operations.values()) {

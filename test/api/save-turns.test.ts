@@ -97,7 +97,7 @@ describe('If-None-Match on a save', () => {
       const statuses = answers.map((answer) => answer.status).sort();
       expect(statuses, path).toEqual([201, 412, 412, 412]);
       const refused = answers.find((answer) => answer.status === 412)!;
-      expect(JSON.parse(refused.body).detail, path).toMatch(/already saved/);
+      expect(JSON.parse(refused.body).detail, path).toMatch(/saves only the first one/);
       expect(await versions(ada), path).toHaveLength(1);
     }
   });
@@ -134,5 +134,49 @@ describe('If-None-Match on a save', () => {
     }
     const read = await sdk.getVoice({ client: ada.client, path: account });
     expect(read.data).toMatchObject({ version: 3, tone: 'three' });
+  });
+
+  it('holds for edits by term and the settings too, and a tool says it in its own words', async () => {
+    const ada = await createTestUser(service, 'none-match-edits');
+    const account = { account: ada.handle };
+    const agent = await modernClient(service, ada.token);
+    try {
+      const { tools } = await agent.listTools();
+      for (const name of [
+        'save_voice',
+        'save_glossary',
+        'upsert_glossary_entries',
+        'remove_glossary_entries',
+      ]) {
+        const tool = tools.find((t) => t.name === name)!;
+        expect(Object.keys(tool.inputSchema.properties ?? {}), name).toContain('if_none_match');
+        expect(JSON.stringify(tool), name).not.toContain('If-None-Match');
+      }
+      const add = (term: string) =>
+        agent.callTool({
+          name: 'upsert_glossary_entries',
+          arguments: { ...account, entries: [{ term }], if_none_match: '*' },
+        });
+      expect((await add('first')).isError ?? false).toBe(false);
+      const refused = toolProblemOf(await add('second'));
+      expect(refused.status).toBe(412);
+      expect(refused.detail).toContain('if_none_match');
+      expect(refused.detail).not.toContain('If-None-Match');
+    } finally {
+      await agent.close();
+    }
+    const glossary = await sdk.getGlossary({ client: ada.client, path: account });
+    expect(glossary.data!.entries.map((entry) => entry.term)).toEqual(['first']);
+
+    // The settings always have a version (the defaults before the first update): `*` never saves.
+    const settings = await sdk.updateGlossarySettings({
+      client: ada.client,
+      path: account,
+      headers: { 'If-None-Match': '*' },
+      body: { enforcementMode: 'strict' },
+    });
+    expect(settings.response.status).toBe(412);
+    const read = await sdk.getGlossarySettings({ client: ada.client, path: account });
+    expect(read.data).toMatchObject({ enforcementMode: 'warn', revision: 0 });
   });
 });

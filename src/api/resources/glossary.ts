@@ -14,6 +14,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { type JsonArrayText, withJsonField } from '../../lib/spliced-json.ts';
 import {
   assertIfMatch,
+  assertIfNoneMatch,
   flushUnlessRaced,
   lostRace,
   notModified,
@@ -472,7 +473,10 @@ export const glossaryHandlers = {
     const account = op.target!.account;
     const enforcementMode = op.body.enforcementMode;
     let settings = await op.em.findOne(GlossarySettings, { account: account.id });
-    assertIfMatch(op, revisionEtag(account.id, settings?.revision ?? DEFAULT_SETTINGS.revision), SETTINGS);
+    const current = revisionEtag(account.id, settings?.revision ?? DEFAULT_SETTINGS.revision);
+    assertIfMatch(op, current, SETTINGS);
+    // The settings always have a version (the defaults, before the first update): `*` never saves.
+    assertIfNoneMatch(op, current, SETTINGS);
     if (!settings) {
       settings = op.em.create(GlossarySettings, {
         account,
