@@ -22,7 +22,7 @@ import { labelOperation } from '../lib/metrics.ts';
 import { requireUtf8Body } from '../lib/utf8-body.ts';
 import { deepJsonRefusal } from './depth.ts';
 import { directAnswer, type PlainToolCall, plainToolCall } from './direct-call.ts';
-import { unservedRevision, unservedRevisionAnswer } from './revision.ts';
+import { readRevisionHeader, unservedRevisionAnswer } from './revision.ts';
 import { type CallContext, callTool, createRequestServer, type ToolRegistry } from './server.ts';
 import type { ToolDefinition } from './tools.ts';
 import { type JsonRpcId, jsonRpcIdOf, type UnavailableAnswer, unavailableAnswer } from './unavailable.ts';
@@ -192,12 +192,17 @@ export function createMcpRouter(options: McpHttpOptions): Router {
     });
   };
 
-  // A revision the door does not serve is refused before the SDK reads the request (revision.ts).
+  // A revision the door does not serve is refused before the SDK reads the request, and the header the SDK
+  // reads is the revision as readRevisionHeader read it (revision.ts).
   const refuseUnservedRevision = async (req: Request, res: Response, next: NextFunction) => {
-    const requested = unservedRevision(req.headers['mcp-protocol-version'], req.body);
-    if (requested === undefined) return next();
+    const header = readRevisionHeader(req.headers['mcp-protocol-version'], req.body);
+    if ('served' in header) {
+      if (header.served === undefined) delete req.headers['mcp-protocol-version'];
+      else req.headers['mcp-protocol-version'] = header.served;
+      return next();
+    }
     await refuseUnlessRevoked(res, () => {
-      const answer = unservedRevisionAnswer(jsonRpcIdOf(req.body), requested);
+      const answer = unservedRevisionAnswer(jsonRpcIdOf(req.body), header.unserved);
       res.status(answer.status).json(answer.body);
     });
   };

@@ -18,16 +18,26 @@ import type { JsonRpcId } from './unavailable.ts';
 const SERVED_REVISIONS: readonly string[] = ['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS];
 
 /**
- * The header's revision when the door does not serve it and the body claims none; undefined when the header
- * is absent (read as 2025-03-26), served, or the body's envelope claims a revision for the SDK to check.
+ * What a request's Mcp-Protocol-Version header names, read as leniently as it can be without guessing: a
+ * revision given twice (a proxy repeating the header) is that revision, and an empty value is no header
+ * (read as 2025-03-26). `unserved` is a revision the door does not serve, in a request whose body claims
+ * none (that one is the SDK's to check); `served` is the value to hand the SDK, undefined for none.
  */
-export function unservedRevision(header: string | string[] | undefined, body: unknown): string | undefined {
-  if (header === undefined || claimsRevision(body)) return undefined;
-  // Repeated headers arrive joined (or as an array): two revisions at once are no revision we serve.
-  // HTTP's optional whitespace around a value is not part of it, as the SDK reads it too.
-  const revision = (Array.isArray(header) ? header.join(', ') : header).replace(/^[ \t]+|[ \t]+$/g, '');
-  return SERVED_REVISIONS.includes(revision) ? undefined : revision;
+export function readRevisionHeader(
+  header: string | string[] | undefined,
+  body: unknown,
+): { served: string | undefined } | { unserved: string } {
+  if (header === undefined) return { served: undefined };
+  // Repeated headers arrive joined (or as an array). HTTP's optional whitespace around a value is not part
+  // of it, as the SDK reads it too.
+  const values = [...new Set((Array.isArray(header) ? header.join(',') : header).split(',').map(trimOws))];
+  const revision = values.length === 1 ? values[0]! : values.join(', ');
+  if (revision === '') return { served: undefined };
+  if (SERVED_REVISIONS.includes(revision) || claimsRevision(body)) return { served: revision };
+  return { unserved: revision };
 }
+
+const trimOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
 
 function claimsRevision(body: unknown): boolean {
   const meta = (body as { params?: { _meta?: unknown } } | null)?.params?._meta;
@@ -43,9 +53,14 @@ export function unservedRevisionAnswer(id: JsonRpcId, requested: string) {
       id,
       error: {
         code: ProtocolErrorCode.UnsupportedProtocolVersion,
-        message: `Unsupported protocol version: ${requested}. This server serves ${SERVED_REVISIONS.join(', ')}.`,
+        message: `Unsupported protocol version: ${quoted(requested)}. This server serves ${SERVED_REVISIONS.join(', ')}.`,
         data: { supported: SERVED_REVISIONS, requested },
       },
     },
   };
+}
+
+/** The requested revision as the message shows it: a header can be 16 kB, which `data.requested` holds whole. */
+function quoted(requested: string): string {
+  return requested.length > 40 ? `${requested.slice(0, 40)}…` : requested;
 }

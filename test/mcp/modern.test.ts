@@ -141,7 +141,7 @@ describe('2026-07-28 on the wire', () => {
   it('refuses any revision header it does not serve with -32022 and the request id, whatever the body', async () => {
     // The SDK compares revisions as text: `banana` sorted after 2026-07-28 and was told it lacked the
     // modern envelope; an unknown 2024 date got a -32000 without the request's id.
-    for (const revision of ['banana', '2024-01-01', '2025-06-18, 2025-06-18', '2027-01-01']) {
+    for (const revision of ['banana', '2024-01-01', '2025-06-18, 2025-11-25', '2027-01-01']) {
       const response = await listUnderRevision(revision, 'r1');
       expect(response.status, revision).toBe(400);
       const { error, id } = await jsonRpcOf(response);
@@ -152,8 +152,16 @@ describe('2026-07-28 on the wire', () => {
         supported: expect.arrayContaining([MODERN_REVISION, '2025-11-25', '2025-06-18', '2025-03-26']),
       });
     }
-    // Optional whitespace around a served revision is no part of it.
-    expect((await listUnderRevision('2025-06-18 ', 2)).status).toBe(200);
+    // Optional whitespace around a served revision is no part of it, a revision repeated (a proxy that
+    // doubles the header) is that revision, and an empty value is no header (read as 2025-03-26).
+    for (const revision of ['2025-06-18 ', '2025-06-18, 2025-06-18', '', ' ']) {
+      expect((await listUnderRevision(revision, 2)).status, JSON.stringify(revision)).toBe(200);
+    }
+    // A long value is named in part by the message, whole in data.requested.
+    const long = `2099-${'x'.repeat(5000)}`;
+    const refused = await jsonRpcOf(await listUnderRevision(long, 3));
+    expect(refused.error.data.requested).toBe(long);
+    expect(refused.error.message.length).toBeLessThan(300);
   });
 
   it('refuses a modern request without its _meta envelope (-32602)', async () => {
