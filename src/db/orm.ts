@@ -88,10 +88,12 @@ async function refuseUnfitDatabase(orm: Orm, databaseUrl: string): Promise<void>
       throw new Error(
         `the database "${name}" named in DATABASE_URL does not exist on that server; create it first (createdb ${name})`,
       );
-    // Which server it tried, so the operator knows which setting to look at (the password is left out).
-    const { hostname, port } = new URL(databaseUrl);
+    // Which server it tried, so the operator knows which setting to look at (the password is left out): a
+    // host and port, or the socket directory of a `?host=/run/postgresql` URL.
+    const url = new URL(databaseUrl);
+    const server = url.searchParams.get('host') ?? `${url.hostname}:${url.port || 5432}`;
     throw new Error(
-      `the database server named in DATABASE_URL (${hostname}:${port || 5432}, database "${name}") did not let us in: ${(error as Error).message}`,
+      `could not use the database server named in DATABASE_URL (${server}, database "${name}"): ${(error as Error).message}`,
     );
   }
   if (encoding !== 'UTF8') {

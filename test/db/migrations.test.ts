@@ -141,11 +141,18 @@ describe('migrations from several instances at once', () => {
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toMatch(
       new RegExp(
-        `^the database server named in DATABASE_URL \\(127\\.0\\.0\\.1:${port}, database "somewhere"\\)`,
+        `^could not use the database server named in DATABASE_URL \\(127\\.0\\.0\\.1:${port}, database "somewhere"\\)`,
       ),
     );
     expect((refused as Error).message).toContain('ECONNREFUSED');
     expect((refused as Error).message).not.toContain('s3cret-pw');
+    // A socket directory instead of a host.
+    const socket = await openDatabase('postgresql:///somewhere?host=/nonexistent').catch(
+      (error: Error) => error,
+    );
+    expect((socket as Error).message).toMatch(
+      /^could not use the database server named in DATABASE_URL \(\/nonexistent, /,
+    );
   });
 
   it('refuses a DATABASE_URL whose database does not exist instead of creating an empty one', async () => {
