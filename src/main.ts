@@ -29,8 +29,12 @@ export async function runService(): Promise<void> {
   // own process group would otherwise outlive us and hold its port.
   const STOP_MARGIN_MS = 15_000; // closing pools and stopping PostgreSQL after the requests are done
   // pino writes to standard output asynchronously, and process.exit writes what is still buffered at once:
-  // "stopped" could land in the file before "shutting down", whose write was still under way.
-  const exitWhenLogged = (code: number) => logger.flush(() => process.exit(code));
+  // "stopped" could land in the file before "shutting down", whose write was still under way. A flush that
+  // never calls back (standard output gone) must not keep the process, nor let it end with another code.
+  const exitWhenLogged = (code: number) => {
+    setTimeout(() => process.exit(code), 2_000);
+    logger.flush(() => process.exit(code));
+  };
   let stopping = false;
   const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
