@@ -1,5 +1,6 @@
 // The limit on failed bearer authentications for the API and MCP doors: per client address, only answers
-// that end in 401 count, and an address over its budget gets 429 for every request until its window ends.
+// that end in 401 to a request that presented credentials count, and an address over its budget gets 429 for
+// every request until its window ends.
 // Not express-rate-limit's own middleware: it counts every request on arrival and takes successes back
 // when they finish, so more than the budget of valid requests in flight at once from one address (every
 // user behind a proxy without TRUST_PROXY) would be refused. Its stores are used as they are.
@@ -107,8 +108,12 @@ export function createFailedAuthLimiter(options: FailedAuthLimiterOptions): Fail
       }
       blockedUntil.delete(key);
     }
+    // A request without credentials is answered 401 too, the challenge every MCP client starts from to find
+    // the authorization server: no guess at a token, so not counted. Counted, agents starting up on one
+    // machine, a CI runner or behind one NAT locked each other out, valid tokens included, for a minute.
+    const presentedCredentials = req.headers.authorization !== undefined;
     res.once('finish', () => {
-      if (res.statusCode === 401) void countFailure(key);
+      if (res.statusCode === 401 && presentedCredentials) void countFailure(key);
     });
     next();
   };

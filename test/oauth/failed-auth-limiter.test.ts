@@ -101,6 +101,14 @@ describe('failed authentication limiter', () => {
     const counted = (await metrics.scrape()).body;
     expect(counted).toContain('rate_limit_rejections_total{limiter="failed-auth"} 2');
   });
+
+  it('does not count the challenge to a request without credentials, which is how clients discover OAuth', async () => {
+    const address = randomAddress();
+    const bare = () => fetch(probeServer.url, { headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < config.rateLimits.failedAuthPerMinute + 5; i++)
+      expect((await bare()).status).toBe(401);
+    expect((await probeServer.probe('good', address)).status).toBe(200);
+  });
 });
 
 /** How long to poll for something that happens after an answer was sent (a count, a block on another instance). */
