@@ -207,8 +207,14 @@ function summary(definition: ToolDefinition, structured: Record<string, unknown>
       ? ` The next page starts at cursor "${structured.nextCursor}".`
       : '';
   const size = `${Math.ceil(Buffer.byteLength(json) / 1024)} kB`;
+  // What an agent acts on next without the lists: the version a later edit names in if_match. A client
+  // that hands the model the text alone could not follow "reload and retry" without it.
+  const version =
+    typeof structured.etag === 'string'
+      ? ` Version ${typeof structured.version === 'number' ? `${structured.version}, ` : ''}etag ${structured.etag}.`
+      : '';
   return (
-    `${definition.tool.name}: ${lists.length > 0 ? lists.join(', ') : 'a result'} (${size} as JSON). ` +
+    `${definition.tool.name}: ${lists.length > 0 ? lists.join(', ') : 'a result'} (${size} as JSON).${version} ` +
     `The full result is in structuredContent.${next}`
   );
 }

@@ -57,8 +57,10 @@ describe('a 5,000-entry glossary', () => {
       expect((got.structuredContent as { entries: unknown[] }).entries).toHaveLength(5000);
       const [text] = got.content as { type: string; text: string }[];
       expect(Buffer.byteLength(text!.text)).toBeLessThan(FULL_TEXT_MAX_BYTES);
-      expect(text!.text).toMatch(
-        /^get_glossary: 5000 entries \(\d+ kB as JSON\)\. The full result is in structuredContent\./,
+      // With the version and its etag, which a later edit names in if_match.
+      const { version, etag } = got.structuredContent as { version: number; etag: string };
+      expect(text!.text).toBe(
+        `get_glossary: 5000 entries (${Math.ceil(Buffer.byteLength(JSON.stringify(got.structuredContent)) / 1024)} kB as JSON). Version ${version}, etag ${etag}. The full result is in structuredContent.`,
       );
     } finally {
       await client.close();
