@@ -32,6 +32,9 @@ export const revisionEtag = (accountId: string, revision: number) =>
 export const namesForWrite = (tag: string, current: string) =>
   tag === current || tag === current.replace(/\.[0-9a-f]{8}"$/, '"');
 
+/** A strong tag as this service writes it, in either form (namesForWrite). */
+const TAG_SHAPE = /^"[vr]\d+(?:\.[0-9a-f]{8})?"$/;
+
 /**
  * The entity tags of an If-Match value, or `*`. Bare tags (`v3.1f2e3d4c`) are accepted quoted because agents
  * copy the `etag` field of a body and lose the quotes; weak tags (`W/"…"`) stay weak and never match.
@@ -54,10 +57,15 @@ export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: st
   if (op.ifMatch === undefined) return;
   const tags = parseIfMatch(op.ifMatch);
   if (current !== null && (tags === '*' || tags.some((tag) => namesForWrite(tag, current)))) return;
+  // A tag of no shape this service writes (weak, quoted twice, mangled) never matches whatever is saved:
+  // "it changed since you read it" would send an agent reloading the same etag and repeating the mistake.
+  const misshapen = tags !== '*' && !tags.some((tag) => TAG_SHAPE.test(tag));
   throw problems.preconditionFailed(
     current === null
       ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
-      : `The ${what} changed since you read it: it is now ${current}, your If-Match is ${op.ifMatch}. Reload, reapply your change and retry.`,
+      : misshapen
+        ? `Your If-Match ${op.ifMatch} is no etag this service writes (a weak W/ tag never matches); send the etag exactly as you read it: the ${what} is now ${current}.`
+        : `The ${what} changed since you read it: it is now ${current}, your If-Match is ${op.ifMatch}. Reload, reapply your change and retry.`,
   );
 }
 

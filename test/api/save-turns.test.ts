@@ -136,6 +136,33 @@ describe('If-None-Match on a save', () => {
     expect(read.data).toMatchObject({ version: 3, tone: 'three' });
   });
 
+  it('tells an If-Match of no shape it writes from one that is stale', async () => {
+    const ada = await createTestUser(service, 'if-match-shapes');
+    const account = { account: ada.handle };
+    const first = await sdk.saveVoice({ client: ada.client, path: account, body: { tone: 'one' } });
+    const current = first.data!.etag;
+    // Weak, quoted twice, mangled: none can ever match, and "it changed since you read it" sent an agent
+    // reloading the same etag and repeating the mistake.
+    for (const tag of [`W/${current}`, `"${current}"`, 'garbage']) {
+      const refused = await sdk.saveVoice({
+        client: ada.client,
+        path: account,
+        headers: { 'If-Match': tag },
+        body: { tone: 'lost' },
+      });
+      expect(refused.response.status, tag).toBe(412);
+      expect((refused.error as { detail: string }).detail, tag).toContain('is no etag this service writes');
+    }
+    await sdk.saveVoice({ client: ada.client, path: account, body: { tone: 'two' } });
+    const stale = await sdk.saveVoice({
+      client: ada.client,
+      path: account,
+      headers: { 'If-Match': current },
+      body: { tone: 'lost' },
+    });
+    expect((stale.error as { detail: string }).detail).toContain('changed since you read it');
+  });
+
   it('holds for edits by term and the settings too, and a tool says it in its own words', async () => {
     const ada = await createTestUser(service, 'none-match-edits');
     const account = { account: ada.handle };
