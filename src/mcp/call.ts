@@ -185,7 +185,10 @@ export function toToolResult(
   const json = jsonOf(structured);
   // A string is at least as many bytes as characters: a long one is not measured (a glossary: 1 MB).
   const small = json.length <= FULL_TEXT_MAX_BYTES && Buffer.byteLength(json) <= FULL_TEXT_MAX_BYTES;
-  const text = small || textOnly ? json : summary(definition, structured, json);
+  // A client of a revision without structuredContent (2025-03-26) reads the text alone: the whole JSON,
+  // sent once (it used to get structuredContent too, a second copy it ignores: 2.3 MB for a 1 MB glossary).
+  if (textOnly) return { content: [{ type: 'text', text: json }] };
+  const text = small ? json : summary(definition, structured, json);
   structuredJson.set(structured, json);
   return { structuredContent: structured, content: [{ type: 'text', text }] };
 }
