@@ -36,6 +36,18 @@ describe.skipIf(!hasChromium)('pages on a 375 px phone', () => {
       expect(response.status, path).toBeLessThan(300);
     }
 
+    // A voice the owner only reads (a member of another organization): its Markdown in plain blocks.
+    const voiceAdmin = await createTestUser(service, uniqueHandle('nav'));
+    const readOnly = uniqueHandle('narv');
+    await createTestOrganization(service, readOnly, voiceAdmin, { members: [owner] });
+    const paragraph = 'A guideline written as one long paragraph, as Markdown keeps it. '.repeat(20);
+    const voice = await fetch(`${service.url}/api/v1/accounts/${readOnly}/voice`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${voiceAdmin.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ guidelines: paragraph, culturalNotes: paragraph }),
+    });
+    expect(voice.status).toBe(201);
+
     const context = await browser.newContext({
       viewport: { width: PHONE, height: 800 },
       deviceScaleFactor: 1,
@@ -56,6 +68,7 @@ describe.skipIf(!hasChromium)('pages on a 375 px phone', () => {
         `/accounts/${org}`,
         `/accounts/${owner.handle}/glossary`,
         `/accounts/${owner.handle}/glossary?edit=${encodeURIComponent(term)}`,
+        `/accounts/${readOnly}/voice`,
       ]) {
         expect((await page.goto(`${service.url}${path}`))?.status(), path).toBe(200);
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
