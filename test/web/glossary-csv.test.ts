@@ -136,14 +136,65 @@ describe('glossary CSV', () => {
     expect(html).toContain('No glossary saved yet.');
   });
 
-  it('says when it is the header that is wrong: another spelling, or columns split by semicolons', async () => {
+  it('says when it is the header that is wrong: another spelling, a locale written with _, no term column', async () => {
     const owner = uniqueHandle('csh');
     const jar = await signedIn(owner);
-    for (const csv of ['Term,Definition\nalpha,A\n', 'term;definition\nalpha;A\n']) {
+    const headers: [csv: string, message: string][] = [
+      ['Term,Definition\nalpha,A\n', 'names a column &quot;Term&quot;: did you mean &quot;term&quot;?'],
+      ['term,pt_BR\nalpha,A\n', 'write the locale pt-BR'],
+      ['word|meaning\nalpha|A\n', 'first line names no &quot;term&quot; column'],
+    ];
+    for (const [csv, message] of headers) {
       const refused = await postCsv(jar, owner, csv);
-      expect(refused.status).toBe(400);
-      expect(await refused.text()).toMatch(/first line names no &quot;term&quot; column/);
+      expect(refused.status, csv).toBe(400);
+      expect(await refused.text(), csv).toContain(message);
     }
+  });
+
+  it('reads the files spreadsheets write: semicolons, a sep= line, tabs in UTF-16, rows of empty cells', async () => {
+    const owner = uniqueHandle('css');
+    const jar = await signedIn(owner);
+    const utf16 = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    // Excel and LibreOffice in German write semicolons; Excel may lead with sep=; "Unicode Text" is UTF-16
+    // with tabs; cleared cells leave rows of separators behind.
+    await importCsv(jar, owner, 'term;definition;de\r\n"a;b";"eins, zwei";Eins\r\n;;\r\n');
+    await importCsv(jar, owner, 'sep=;\r\nterm;de\r\nbeta;Zwei\r\n');
+    await importCsv(jar, owner, utf16('term\tdefinition\r\ngamma\tdrei, vier\r\n\t\r\n'));
+    await importCsv(jar, owner, 'term,definition\ndelta,vier\n,\n , \n');
+    expect(parse(await exportCsv(jar, owner), { columns: true })).toEqual([
+      {
+        term: 'a;b',
+        definition: 'eins, zwei',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: 'Eins',
+      },
+      {
+        term: 'beta',
+        definition: '',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: 'Zwei',
+      },
+      {
+        term: 'gamma',
+        definition: 'drei, vier',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: '',
+      },
+      {
+        term: 'delta',
+        definition: 'vier',
+        caseSensitive: 'false',
+        doNotTranslate: 'false',
+        forbidden: 'false',
+        de: '',
+      },
+    ]);
   });
 
   it('refuses a column it would misread: a misspelt one, one that is no locale, one named twice, an unknown flag', async () => {

@@ -222,6 +222,11 @@ function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): voi
     if (other !== undefined)
       throw new Error(`its first line names the locale ${locale} twice, as "${other}" and as "${column}"`);
     locales.set(locale, column);
+    // `pt_BR` is how some tools write a locale; BCP 47 writes pt-BR. Said for the header, not for every row.
+    if (LOCALE_COLUMN.test(column) && column.includes('_'))
+      throw new Error(
+        `its first line names a column "${column}"; write the locale ${column.replaceAll('_', '-')}`,
+      );
     if (LOCALE_COLUMN.test(column)) continue;
     // A locale of another shape the API took (BCP 47 allows language codes of 5 to 8 letters) that the
     // glossary already has: its own export names it, and must import back.
@@ -263,6 +268,27 @@ function toCsv(entries: Entry[]): string {
 const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 
 /**
+ * The separator a spreadsheet used: the one a leading `sep=;` line names (Excel writes it, and the line is
+ * no header), else a comma, unless the first line has none and has semicolons (Excel and LibreOffice in
+ * locales whose decimal mark is a comma) or tabs (Excel's "Unicode Text"). A comma inside a quoted cell of
+ * a semicolon file is no separator either way.
+ */
+function separatorOf(data: Buffer): { delimiter: string; fromLine: number } {
+  const first = data
+    .subarray(0, 4096)
+    .toString()
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/, 1)[0]!;
+  const declared = /^sep=(.)\s*$/i.exec(first);
+  if (declared) return { delimiter: declared[1]!, fromLine: 2 };
+  if (!first.includes(',')) {
+    if (first.includes(';')) return { delimiter: ';', fromLine: 1 };
+    if (first.includes('\t')) return { delimiter: '\t', fromLine: 1 };
+  }
+  return { delimiter: ',', fromLine: 1 };
+}
+
+/**
  * CSV rows as entries, each with the line of the file it starts on: the fixed columns by name, any other
  * column a locale (empty cells left out). A cell toCsv quoted against formulas loses that one quote, so an
  * export imports back as the same glossary. The line is counted, not the row: a quoted cell with line
@@ -272,8 +298,14 @@ function fromCsv(
   data: Buffer,
   knownLocales: ReadonlySet<string>,
 ): { columns: string[]; rows: { entry: Entry; line: number }[] } {
+  const { delimiter, fromLine } = separatorOf(data);
   const parsed = csvParse().parse(data, {
+    delimiter,
+    from_line: fromLine,
     skip_empty_lines: true,
+    // A row a spreadsheet writes as `,,,` after its cells were cleared holds nothing: skipped, as an empty
+    // line is (it was refused for an empty term, on a line the person could not see in the spreadsheet).
+    skip_records_with_empty_values: true,
     bom: true,
     trim: true,
     info: true,
@@ -294,6 +326,11 @@ function fromCsv(
   const columns = header?.cells ?? [];
   // A header spelled otherwise (`Term`) or a file split by semicolons has no `term` column: every row would
   // be refused for an empty term, when it is the header that is wrong.
+  const meant = columns.find((column) => editDistance(column.toLowerCase(), 'term') <= 1);
+  if (header && !columns.includes('term') && meant !== undefined)
+    throw new Error(
+      `its first line names a column "${meant}": did you mean "term"? Column names are written exactly so`,
+    );
   if (header && !columns.includes('term'))
     throw new Error(
       `its first line names no "term" column (it names ${columns.map((c) => JSON.stringify(c)).join(', ')}); ` +
