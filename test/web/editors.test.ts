@@ -168,6 +168,10 @@ describe('the glossary editor before the first save', () => {
     const html = await late.text();
     expect(html).toContain('Someone saved a newer version of the glossary meanwhile');
     expect(html).toContain('>\nTyped meanwhile</textarea>');
+    // The refused form stands on the newer version, so sending it again is not refused as stale: the page
+    // says so, where "Reload and try again" posted the refused form again, and again.
+    expect(html).toContain('The page now shows that version: check the entry below and save again.');
+    expect(etagOf(html.slice(html.indexOf(`action="${action}"`)))).toMatch(tagPattern('v', 1));
     // The same form sent twice (a double click) saves once.
     expect((await add(first, 'Saved first')).status).toBe(412);
     const now = await (await jar.fetch(`${service.url}${glossary}`)).text();

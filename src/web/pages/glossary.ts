@@ -590,8 +590,14 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     }),
   );
 
+  // The refused page is built on the newer version, so its forms send that version: the way on is to check
+  // and send again. "Reload" posted the refused form again and was refused again, every time.
   const stale =
-    'Someone saved a newer version of the glossary meanwhile; nothing was changed. Reload and try again.';
+    'Someone saved a newer version of the glossary meanwhile; nothing was changed. The page now shows that version: check the entry below and save again.';
+  const staleRemoval =
+    'Someone saved a newer version of the glossary meanwhile; nothing was removed. The page now shows that version: remove the entry again if it should go.';
+  const staleImport =
+    'Someone saved a newer version of the glossary meanwhile; nothing was imported. The page now shows that version: choose the file again to import it on top of it.';
 
   /**
    * Saves `entries` as the next version on top of the one the form was built from. A form built when
@@ -735,7 +741,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       const entries = (loaded.glossary?.entries ?? []).filter((e) => e.term !== term);
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), `Remove ${term}`);
       if (isOk(r)) return saved(res, pc, account, r);
-      if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: stale });
+      if (r.status === 412) return glossaryPage(res, pc, account, {}, { status: 412, notice: staleRemoval });
       return kit.problemPage(res, pc, r);
     }),
   );
@@ -804,7 +810,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
         values.changeNote || `Import ${rows.length} ${rows.length === 1 ? 'row' : 'rows'} from CSV`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
       if (isOk(r)) return saved(res, pc, account, r);
-      if (r.status === 412) return failed(412, stale);
+      if (r.status === 412) return failed(412, staleImport);
       if (r.status !== 400) return kit.problemPage(res, pc, r);
       const { fields, form } = formErrors(r);
       const lines = Object.entries(fields).map(([key, message]) => {
@@ -853,7 +859,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (isOk(r)) return res.redirect(303, kit.withNotice(pc, base(account), 'Glossary settings saved.'));
       if (r.status === 412) {
         const notice =
-          'Someone changed the glossary settings meanwhile; nothing was changed. Reload and try again.';
+          'Someone changed the glossary settings meanwhile; nothing was changed. The page now shows their settings: choose again and save.';
         return glossaryPage(res, pc, account, {}, { status: 412, notice });
       }
       return kit.problemPage(res, pc, r);
