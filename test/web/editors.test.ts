@@ -322,8 +322,9 @@ describe('the voice editor', () => {
     const late = await save(second, 'Typed meanwhile');
     expect(late.status).toBe(412);
     const html = await late.text();
-    expect(html).toContain('Someone saved version 1 while you were editing.');
+    expect(html).toContain('Someone saved version 1 while you were editing; nothing was saved.');
     expect(html).toContain('value="Typed meanwhile"');
+    expect(html).toContain('You and they both changed Tone: yours is shown');
     // The first save is still the voice.
     const now = await (await jar.fetch(`${service.url}${voice}`)).text();
     expect(now).toContain('Version 1,');
@@ -333,6 +334,50 @@ describe('the voice editor', () => {
     expect(etagOf(refused)).toMatch(tagPattern('v', 1));
     expect((await save(refused, 'Typed meanwhile')).status).toBe(303);
     expect(await (await jar.fetch(`${service.url}${voice}`)).text()).toContain('value="Typed meanwhile"');
+  });
+
+  it('merges a form refused as stale onto the newer version: what the person did not change is not put back', async () => {
+    const owner = uniqueHandle('vom');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const fields = (form: string, changes: Record<string, string>) => ({
+      csrf: csrfOf(form),
+      etag: etagOf(form),
+      tone: 'calm',
+      formality: 'neutral',
+      guidelines: 'short sentences',
+      localeOverrides: '{}',
+      ...changes,
+    });
+    const empty = await formOn(jar, voice, voice);
+    expect((await postForm(jar, `${service.url}${voice}`, fields(empty, {}))).status).toBe(303);
+    // A and B open version 1; A changes the tone, then B, on the older copy, only the guidelines.
+    const [a, b] = [await formOn(jar, voice, voice), await formOn(jar, voice, voice)];
+    expect((await postForm(jar, `${service.url}${voice}`, fields(a, { tone: 'warm' }))).status).toBe(303);
+    const refused = await postForm(jar, `${service.url}${voice}`, fields(b, { guidelines: 'plain words' }));
+    expect(refused.status).toBe(412);
+    const html = await refused.text();
+    // B's form now shows A's tone and keeps B's guidelines; saved again, neither change is lost.
+    expect(html).toContain('value="warm"');
+    expect(html).toContain('>\nplain words</textarea>');
+    expect(html).not.toContain('both changed');
+    const again = html.slice(html.indexOf(`action="${voice}"`));
+    const saved = await postForm(jar, `${service.url}${voice}`, {
+      csrf: csrfOf(again),
+      etag: etagOf(again),
+      tone: /name="tone" value="([^"]*)"/.exec(again)![1]!,
+      formality: 'neutral',
+      guidelines: 'plain words',
+      localeOverrides: '{}',
+    });
+    expect(saved.status).toBe(303);
+    const [row] = (await sql(
+      service,
+      `select v.tone, v.guidelines from voice_versions v join accounts a on a.id = v.account_id
+        where a.handle = $1 order by v.version desc limit 1`,
+      [owner],
+    )) as { tone: string; guidelines: string }[];
+    expect(row).toEqual({ tone: 'warm', guidelines: 'plain words' });
   });
 });
 

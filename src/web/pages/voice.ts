@@ -7,6 +7,7 @@ import { namesForWrite } from '../../api/etag.ts';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import {
+  asShown,
   edited,
   formErrors,
   isOk,
@@ -59,6 +60,44 @@ const DIFF_FIELDS: [keyof Voice, string][] = [
   ['changeNote', 'Change note'],
 ];
 
+/** The form's fields as the editor shows a version (or an empty voice, before the first save). */
+function formValuesOf(voice: Voice | undefined): VoiceValues {
+  return {
+    tone: voice?.tone ?? '',
+    formality: voice?.formality ?? 'neutral',
+    targetAudience: voice?.targetAudience ?? '',
+    guidelines: voice?.guidelines ?? '',
+    targetCountries: voice?.targetCountries.join(' ') ?? '',
+    culturalNotes: voice?.culturalNotes ?? '',
+    localeOverrides: voice ? JSON.stringify(voice.localeOverrides, null, 2) : '{}',
+    changeNote: '',
+    etag: voice?.etag ?? '',
+  };
+}
+
+/**
+ * A form refused as stale, merged onto the version saved meanwhile: a field the person left as the form's
+ * own version had it takes the newer version's value, a field they changed keeps theirs. Saved again
+ * whole, the form used to put back every field someone else had changed meanwhile (their new tone undone by
+ * an edit of the guidelines). `both` names the fields the two changed each in their own way.
+ */
+function mergeStale(
+  typed: VoiceValues,
+  base: VoiceValues,
+  current: VoiceValues,
+): { values: VoiceValues; both: string[] } {
+  const values = { ...typed, etag: current.etag };
+  const both: string[] = [];
+  for (const [field, label] of DIFF_FIELDS) {
+    if (field === 'changeNote') continue;
+    const key = field as keyof VoiceValues;
+    const same = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
+    if (same(typed[key], base[key])) values[key] = current[key];
+    else if (!same(current[key], base[key]) && !same(current[key], typed[key])) both.push(label);
+  }
+  return { values, both };
+}
+
 const asText = (value: unknown) =>
   Array.isArray(value)
     ? value.join(' ')
@@ -99,15 +138,31 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
     const r = await pc.call('getVoice', { params: { account } });
     if (!isOk(r) && r.status !== 404) return kit.problemPage(res, pc, r);
     const voice = isOk(r) ? (r.body as Voice) : undefined;
-    // A form refused as stale keeps what was typed, now on top of the current version: saved again, it
-    // replaces that version knowingly, where with its old ETag it would be refused again and again.
-    const stale = extra.stale && voice && extra.values;
-    const values = stale ? { ...extra.values!, etag: voice.etag } : extra.values;
-    const form = stale
-      ? [
-          `Someone saved version ${voice.version} while you were editing. Your text is below: saving it now replaces version ${voice.version} (the history compares them).`,
-        ]
-      : (extra.form ?? []);
+    // A form refused as stale keeps what was typed, merged onto the current version (mergeStale) and
+    // carrying its ETag: saved again, it builds on that version knowingly, where with its old ETag it would
+    // be refused again and again.
+    let values = extra.values;
+    let form = extra.form ?? [];
+    if (extra.stale && voice && extra.values) {
+      const builtOn = /^(?:W\/)?"v(\d+)/.exec(extra.values.etag)?.[1];
+      const base = builtOn
+        ? await pc.call('getVoice', { params: { account }, query: { version: Number(builtOn) } })
+        : undefined;
+      const merged = mergeStale(
+        extra.values,
+        formValuesOf(base && isOk(base) ? (base.body as Voice) : undefined),
+        formValuesOf(voice),
+      );
+      values = merged.values;
+      form = [
+        `Someone saved version ${voice.version} while you were editing; nothing was saved. The fields you did not change now show version ${voice.version}, the ones you changed keep your text: check and save again.`,
+        ...(merged.both.length > 0
+          ? [
+              `You and they both changed ${merged.both.join(', ')}: yours is shown, and saving replaces theirs (the history shows version ${voice.version}).`,
+            ]
+          : []),
+      ];
+    }
     kit.render(
       res,
       pc,
@@ -121,17 +176,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
         account,
         voice,
         canEdit: pipeline.allows(myRole, 'voice:write'),
-        values: values ?? {
-          tone: voice?.tone ?? '',
-          formality: voice?.formality ?? 'neutral',
-          targetAudience: voice?.targetAudience ?? '',
-          guidelines: voice?.guidelines ?? '',
-          targetCountries: voice?.targetCountries.join(' ') ?? '',
-          culturalNotes: voice?.culturalNotes ?? '',
-          localeOverrides: voice ? JSON.stringify(voice.localeOverrides, null, 2) : '{}',
-          changeNote: '',
-          etag: voice?.etag ?? '',
-        },
+        values: values ?? formValuesOf(voice),
         fields: extra.fields ?? {},
         form,
       },
