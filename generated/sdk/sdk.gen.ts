@@ -726,8 +726,8 @@ export const getGlossarySettings = <ThrowOnError extends boolean = false>(option
  *
  * Replaces the glossary settings and increments their revision. `If-Match` is optional: send the
  * ETag you read (`"r3.1f2e3d4c"`) and the update is refused with 412 if someone changed the settings since.
- * Two updates based on the same revision never both succeed: the second gets 412 (with If-Match)
- * or 409 (without) and changes nothing.
+ * Updates at the same moment take turns: without If-Match each applies on top of the one before,
+ * with it the one whose tag is still current wins and the others get 412 and change nothing.
  *
  */
 export const updateGlossarySettings = <ThrowOnError extends boolean = false>(options: Options<UpdateGlossarySettingsData, ThrowOnError>) => (options.client ?? client).put<UpdateGlossarySettingsResponses, UpdateGlossarySettingsErrors, ThrowOnError>({

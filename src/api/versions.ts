@@ -150,7 +150,7 @@ export async function nextVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
 ): Promise<number> {
-  await op.sql(SAVE_TURN, [history.table, op.target!.accountId], 'run');
+  await takeTurn(op, history.table);
   const current = await latestVersion(op, history);
   const currentTag = current ? versionEtag(op.target!.accountId, current) : null;
   assertIfMatch(op, currentTag, history.noun);
@@ -158,7 +158,15 @@ export async function nextVersion<T extends VersionRow>(
   return current + 1;
 }
 
-/** One turn per history and account; a hash collision only makes two saves wait for each other. */
+/**
+ * Waits for the account's turn at `what` (a version history's table, or another versioned row), held to the
+ * end of the write's transaction: writes at the same moment then each read what the one before committed.
+ */
+export function takeTurn(op: OperationContext, what: string): Promise<unknown> {
+  return op.sql(SAVE_TURN, [what, op.target!.accountId], 'run');
+}
+
+/** One turn per resource and account; a hash collision only makes two saves wait for each other. */
 const SAVE_TURN = `select pg_advisory_xact_lock(hashtext('localization-service:' || ?), hashtext(?))`;
 
 /** Writes the new version; a concurrent save that took the same number first makes this one lose. */

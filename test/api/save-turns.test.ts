@@ -64,6 +64,21 @@ describe('saves at the same moment without If-Match', () => {
     );
   });
 
+  it('updates of the glossary settings all apply, each on top of the one before', async () => {
+    const ada = await createTestUser(service, 'turn-settings');
+    const modes = ['off', 'warn', 'strict', 'off', 'warn', 'strict'];
+    // Five of six such updates answered 409: each read the same revision and raced to update it.
+    const answers = await sendAtOnce(
+      ada,
+      'glossary/settings',
+      'PUT',
+      modes.map((enforcementMode) => ({ enforcementMode })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(200));
+    const revisions = answers.map((answer) => (JSON.parse(answer.body) as { revision: number }).revision);
+    expect(revisions.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it('whole saves all succeed as consecutive versions', async () => {
     const ada = await createTestUser(service, 'turn-voice');
     const tones = Array.from({ length: 8 }, (_, i) => `tone ${i}`);

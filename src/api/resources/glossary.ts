@@ -30,6 +30,7 @@ import {
   flushNewVersion,
   type History,
   nextVersion,
+  takeTurn,
   unchangedSince,
   versionHistory,
   versionSummary,
@@ -472,6 +473,9 @@ export const glossaryHandlers = {
   async updateGlossarySettings(op) {
     const account = op.target!.account;
     const enforcementMode = op.body.enforcementMode;
+    // Updates at the same moment take turns, as saves of a version history do: without If-Match each
+    // applies on top of the last (five of six answered 409), with it the stale ones get 412.
+    await takeTurn(op, 'glossary_settings');
     let settings = await op.em.findOne(GlossarySettings, { account: account.id });
     const current = revisionEtag(account.id, settings?.revision ?? DEFAULT_SETTINGS.revision);
     assertIfMatch(op, current, SETTINGS);
