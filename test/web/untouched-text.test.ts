@@ -78,13 +78,20 @@ describe.skipIf(!hasChromium)('a form saved in a browser', () => {
       });
       expect(savedProject.data).toMatchObject(project);
 
-      // A glossary entry, saved without an edit (a lone CR in a translation used to make it unsavable).
+      // A glossary entry saved without an edit saves no version; one saved for a flag keeps its texts (a
+      // lone CR in a translation used to make it unsavable).
       await page.goto(`${service.url}/accounts/${ada.handle}/glossary?edit=alpha#entry`);
+      await submit(page, 'Save entry');
+      expect((await sdk.getGlossary({ client: ada.client, path: account })).data).toMatchObject({
+        version: 1,
+      });
+      await page.goto(`${service.url}/accounts/${ada.handle}/glossary?edit=alpha#entry`);
+      await page.getByLabel('Case-sensitive').check();
       await submit(page, 'Save entry');
       const savedGlossary = await sdk.getGlossary({ client: ada.client, path: account });
       expect(savedGlossary.data).toMatchObject({ version: 2 });
       expect(savedGlossary.data!.entries).toEqual([
-        { ...entry, caseSensitive: false, doNotTranslate: false, forbidden: false },
+        { ...entry, caseSensitive: true, doNotTranslate: false, forbidden: false },
       ]);
 
       // An organization's name and the person's own, each saved as shown.

@@ -693,6 +693,12 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           { status: 400, entry: { values, fields: { term: message }, form: [] } },
         );
       }
+      // Save pressed on an entry as it is saves no version, as an import that changes nothing does: a new
+      // version equal to the last would only push the real history down.
+      if (at >= 0 && sameEntry(entries[at], entry)) {
+        const notice = `"${entry.term}" is unchanged: no version was saved.`;
+        return res.redirect(303, kit.withNotice(pc, base(account), notice));
+      }
       entries[index] = entry;
       const note = values.changeNote || `${at >= 0 ? 'Edit' : 'Add'} ${entry.term}`;
       const r = await save(pc, account, loaded.glossary, entries, text(req.body, 'etag'), note);
