@@ -206,7 +206,7 @@ function editDistance(a: string, b: string): number {
  */
 const LOCALE_COLUMN = /^[A-Za-z]{2,3}(?:[-_]|$)/;
 
-function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): void {
+function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): ReadonlySet<string> {
   const seen = new Set<string>();
   const locales = new Map<string, string>();
   for (const column of columns) {
@@ -240,6 +240,8 @@ function checkColumns(columns: string[], knownLocales: ReadonlySet<string>): voi
       `its first line names a column "${column}", which is neither one of ${FIXED.join(', ')} nor a locale (a language code of 2 or 3 letters, such as de or pt-BR)`,
     );
   }
+  // The locales the file names, in canonical form (stored translations are keyed so).
+  return new Set(locales.keys());
 }
 
 /**
@@ -288,6 +290,12 @@ function separatorOf(data: Buffer): { delimiter: string; fromLine: number } {
   return { delimiter: ',', fromLine: 1 };
 }
 
+/** The columns a file names, and the locales of those that are no fixed column, in canonical form. */
+interface FileColumns {
+  columns: string[];
+  locales: ReadonlySet<string>;
+}
+
 /**
  * CSV rows as entries, each with the line of the file it starts on: the fixed columns by name, any other
  * column a locale (empty cells left out). A cell toCsv quoted against formulas loses that one quote, so an
@@ -297,7 +305,7 @@ function separatorOf(data: Buffer): { delimiter: string; fromLine: number } {
 function fromCsv(
   data: Buffer,
   knownLocales: ReadonlySet<string>,
-): { columns: string[]; rows: { entry: Entry; line: number }[] } {
+): { file: FileColumns; rows: { entry: Entry; line: number }[] } {
   const { delimiter, fromLine } = separatorOf(data);
   const parsed = csvParse().parse(data, {
     delimiter,
@@ -336,7 +344,7 @@ function fromCsv(
       `its first line names no "term" column (it names ${columns.map((c) => JSON.stringify(c)).join(', ')}); ` +
         `the columns are ${FIXED.join(', ')} and one per locale, separated by commas`,
     );
-  checkColumns(columns, knownLocales);
+  const locales = checkColumns(columns, knownLocales);
   const entries = rows.map(({ cells, line }) => {
     // A column with no name is left out when it is empty (a spreadsheet's trailing comma); a cell of it
     // that holds something was meant for a column someone forgot to name, and is not dropped unsaid.
@@ -365,7 +373,7 @@ function fromCsv(
       },
     };
   });
-  return { columns: columns.filter((column) => column !== ''), rows: entries };
+  return { file: { columns: columns.filter((column) => column !== ''), locales }, rows: entries };
 }
 
 /**
@@ -374,13 +382,9 @@ function fromCsv(
  * `term,de` updates the German translations and leaves definitions, flags and other locales alone; it used
  * to replace each entry whole, and a translator's one-language file wiped the rest of every entry it named.
  */
-function mergeRow(stored: Entry | undefined, row: Entry, columns: readonly string[]): Entry {
+function mergeRow(stored: Entry | undefined, row: Entry, file: FileColumns): Entry {
   if (!stored) return row;
-  const has = (column: string) => columns.includes(column);
-  // Stored translations are keyed by canonical locale; a column may be written otherwise (`de-de`).
-  const fileLocales = new Set(
-    columns.filter((column) => !(FIXED as readonly string[]).includes(column)).map(canonicalOrSelf),
-  );
+  const has = (column: string) => file.columns.includes(column);
   return {
     term: row.term,
     definition: has('definition') ? row.definition : stored.definition,
@@ -389,7 +393,7 @@ function mergeRow(stored: Entry | undefined, row: Entry, columns: readonly strin
     forbidden: has('forbidden') ? row.forbidden : stored.forbidden,
     translations: {
       ...Object.fromEntries(
-        Object.entries(stored.translations).filter(([locale]) => !fileLocales.has(canonicalOrSelf(locale))),
+        Object.entries(stored.translations).filter(([locale]) => !file.locales.has(canonicalOrSelf(locale))),
       ),
       ...row.translations,
     },
@@ -614,6 +618,8 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     etag: string,
     changeNote: string,
   ): Promise<OperationResponse> {
+    // Said here, not left to If-None-Match: the save checks the entries before its precondition, and the
+    // person would be told of a term the form could not know was taken rather than of the newer version.
     if (etag === '' && current) return { status: 412, body: { detail: stale } };
     return pc.call('saveGlossary', {
       params: { account },
@@ -765,7 +771,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
       if (!file || file.buffer.length === 0) return failed(400, 'Choose a CSV file.');
       const loaded = await load(pc, account);
       if (loaded.failed) return kit.problemPage(res, pc, loaded.failed);
-      let columns: string[];
+      let csvColumns: FileColumns;
       let rows: { entry: Entry; line: number }[];
       try {
         const text = utf8Csv(file.buffer);
@@ -773,7 +779,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           return failed(400, 'The file is not UTF-8 text: save it as "CSV UTF-8" and import it again.');
         // The locales the glossary has are columns of its own export, whatever their shape.
         const known = new Set((loaded.glossary?.entries ?? []).flatMap((e) => Object.keys(e.translations)));
-        ({ columns, rows } = fromCsv(text, known));
+        ({ file: csvColumns, rows } = fromCsv(text, known));
       } catch (error) {
         return failed(400, `This is not a CSV file we can read: ${(error as Error).message}`);
       }
@@ -795,7 +801,7 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
           );
         fileLineOf.set(key, line);
         const at = position.get(key) ?? entries.length;
-        entries[at] = mergeRow(entries[at], entry, columns);
+        entries[at] = mergeRow(entries[at], entry, csvColumns);
         position.set(key, at);
         lineOf.set(at, line);
       }
