@@ -60,6 +60,13 @@ const DIFF_FIELDS: [keyof Voice, string][] = [
   ['changeNote', 'Change note'],
 ];
 
+const asText = (value: unknown) =>
+  Array.isArray(value)
+    ? value.join(' ')
+    : typeof value === 'object'
+      ? JSON.stringify(value, null, 2)
+      : String(value);
+
 /** The form's fields as the editor shows a version (or an empty voice, before the first save). */
 function formValuesOf(voice: Voice | undefined): VoiceValues {
   return {
@@ -67,9 +74,9 @@ function formValuesOf(voice: Voice | undefined): VoiceValues {
     formality: voice?.formality ?? 'neutral',
     targetAudience: voice?.targetAudience ?? '',
     guidelines: voice?.guidelines ?? '',
-    targetCountries: voice?.targetCountries.join(' ') ?? '',
+    targetCountries: voice ? asText(voice.targetCountries) : '',
     culturalNotes: voice?.culturalNotes ?? '',
-    localeOverrides: voice ? JSON.stringify(voice.localeOverrides, null, 2) : '{}',
+    localeOverrides: voice ? asText(voice.localeOverrides) : '{}',
     changeNote: '',
     etag: voice?.etag ?? '',
   };
@@ -88,22 +95,15 @@ function mergeStale(
 ): { values: VoiceValues; both: string[] } {
   const values = { ...typed, etag: current.etag };
   const both: string[] = [];
+  const same = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
   for (const [field, label] of DIFF_FIELDS) {
     if (field === 'changeNote') continue;
     const key = field as keyof VoiceValues;
-    const same = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
     if (same(typed[key], base[key])) values[key] = current[key];
     else if (!same(current[key], base[key]) && !same(current[key], typed[key])) both.push(label);
   }
   return { values, both };
 }
-
-const asText = (value: unknown) =>
-  Array.isArray(value)
-    ? value.join(' ')
-    : typeof value === 'object'
-      ? JSON.stringify(value, null, 2)
-      : String(value);
 
 export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
   async function role(pc: PageContext, account: string): Promise<Role | null> {
