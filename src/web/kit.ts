@@ -358,7 +358,10 @@ export function text(body: unknown, name: string): string {
  * text saved with LF (by the API, a CSV import or an earlier save) would come back with CRLF however little
  * the person changed: LF again, as it was.
  */
-export const multiline = (body: unknown, name: string): string => text(body, name).replace(/\r\n?/g, '\n');
+export const multiline = (body: unknown, name: string): string => asShown(text(body, name));
+
+/** A stored text as a page gives it back: every line break read as LF. */
+export const asShown = (stored: string): string => stored.replace(/\r\n?/g, '\n');
 
 /**
  * A text field of an edit form: the stored text itself when the form gives it back as the page showed it,
@@ -371,9 +374,6 @@ export function edited(body: unknown, name: string, stored: string | null | unde
   const sent = multiline(body, name);
   return stored != null && sent === asShown(stored) ? stored : sent;
 }
-
-/** A stored text as a page gives it back: every line break read as LF. */
-export const asShown = (stored: string): string => stored.replace(/\r\n?/g, '\n');
 
 /** A multi-valued form field (checkboxes, multi-selects) as strings. */
 export function list(body: unknown, name: string): string[] {
