@@ -189,7 +189,7 @@ describe('migrations from several instances at once', () => {
       await admin.em
         .getConnection()
         .execute(
-          `create database ${name} encoding 'SQL_ASCII' template template0 lc_collate 'C' lc_ctype 'C'`,
+          `create database ${name} encoding 'SQL_ASCII' template template0 locale_provider libc locale 'C'`,
         );
       await expect(openDatabase(ascii.href)).rejects.toThrow(
         new RegExp(`database "${name}" stores text as SQL_ASCII, and the service needs UTF8`),
