@@ -153,7 +153,10 @@ export const deleteProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Get a project
  *
- * Returns one project of an account by its handle.
+ * Returns one project of an account by its handle. The `ETag` header (also in the body as `etag`)
+ * names its revision; send it as `If-Match` to updateProject so that an update based on an outdated
+ * read is refused.
+ *
  */
 export const getProject = <ThrowOnError extends boolean = false>(options: Options<GetProjectData, ThrowOnError>) => (options.client ?? client).get<GetProjectResponses, GetProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -164,7 +167,13 @@ export const getProject = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Update a project
  *
- * Changes a project's name, description or locales. Fields left out stay as they are.
+ * Changes a project's name, description or locales. Fields left out stay as they are; a list you
+ * send (`targetLocales`) replaces the stored one whole.
+ *
+ * `If-Match` is optional. Send the ETag you read (`"p3.5e6f7a8b"`) and the update is refused with 412
+ * if anyone changed the project since: without it, adding a locale to the list you read would undo
+ * a locale someone added meanwhile. An update that changes nothing keeps the ETag.
+ *
  */
 export const updateProject = <ThrowOnError extends boolean = false>(options: Options<UpdateProjectData, ThrowOnError>) => (options.client ?? client).patch<UpdateProjectResponses, UpdateProjectErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -369,7 +378,10 @@ export const deleteOrganization = <ThrowOnError extends boolean = false>(options
 /**
  * Get an organization
  *
- * Returns one organization you belong to, with your role in it.
+ * Returns one organization you belong to, with your role in it. The `ETag` header (also in the body
+ * as `etag`) names its revision; send it as `If-Match` to updateOrganization so that an update based
+ * on an outdated read is refused.
+ *
  */
 export const getOrganization = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationResponses, GetOrganizationErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -382,6 +394,9 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
  *
  * Changes an organization's display name or visibility (admins only). Fields left out stay as they are.
  * Making an organization `public` lets every signed-in user read its account, projects and voice.
+ *
+ * `If-Match` is optional. Send the ETag you read (`"o3.1f2e3d4c"`) and the update is refused with 412
+ * if anyone changed the organization since. An update that changes nothing keeps the ETag.
  *
  */
 export const updateOrganization = <ThrowOnError extends boolean = false>(options: Options<UpdateOrganizationData, ThrowOnError>) => (options.client ?? client).patch<UpdateOrganizationResponses, UpdateOrganizationErrors, ThrowOnError>({

@@ -95,6 +95,10 @@ export type Project = {
     description: string;
     sourceLocale: Locale;
     targetLocales: Array<Locale>;
+    /**
+     * The project's revision as an ETag, for If-Match on updateProject.
+     */
+    etag: string;
     createdAt: Timestamp;
     updatedAt: Timestamp;
 };
@@ -349,6 +353,10 @@ export type Organization = {
      * Your role in the organization; null if you only see it because it is public.
      */
     role: 'admin' | 'member' | null;
+    /**
+     * The organization's revision as an ETag, for If-Match on updateOrganization.
+     */
+    etag: string;
     createdAt: Timestamp;
     updatedAt: Timestamp;
 };
@@ -1453,6 +1461,14 @@ export type DeleteProjectResponse = DeleteProjectResponses[keyof DeleteProjectRe
 
 export type GetProjectData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+         * your copy is up to date, and the service did not load the document to tell you.
+         *
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).
@@ -1512,6 +1528,12 @@ export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
 
 export type UpdateProjectData = {
     body: ProjectUpdate;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).
@@ -1543,6 +1565,10 @@ export type UpdateProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
     /**
      * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */
@@ -2348,6 +2374,14 @@ export type DeleteOrganizationResponse = DeleteOrganizationResponses[keyof Delet
 
 export type GetOrganizationData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
+         * your copy is up to date, and the service did not load the document to tell you.
+         *
+         */
+        'If-None-Match'?: string;
+    };
     path: {
         /**
          * Handle of the organization's account.
@@ -2403,6 +2437,12 @@ export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganiza
 
 export type UpdateOrganizationData = {
     body: OrganizationUpdate;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
     path: {
         /**
          * Handle of the organization's account.
@@ -2430,6 +2470,10 @@ export type UpdateOrganizationErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
     /**
      * The body is larger than the 8 MB limit (counted after any Content-Encoding is undone). Nothing was changed.
      */

@@ -23,8 +23,12 @@ export interface OperationSpec {
    * where the method alone would say it wrong (src/mcp/tools.ts).
    */
   mcp: { name?: string; description?: string; destructive?: boolean } | undefined;
-  /** `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). */
-  etag: boolean;
+  /**
+   * `x-etag`: the resource uses optimistic concurrency (If-Match on writes, ETag on reads). `version`
+   * (`x-etag: true`): every save stores a new version with a new tag; `revision`: edited in place, and an
+   * update that changes nothing keeps its tag.
+   */
+  etag: 'version' | 'revision' | undefined;
   /** Query parameters whose schema is an integer: the text sent for them must be decimal digits. */
   integerQueryParams: string[];
   raw: Record<string, unknown>;
@@ -87,7 +91,7 @@ export async function loadCatalogue(file = OPENAPI_FILE): Promise<Catalogue> {
         scope: scopes[0] as Scope,
         accountParam,
         mcp: mcp === true ? {} : mcp && typeof mcp === 'object' ? mcp : undefined,
-        etag: op['x-etag'] === true,
+        etag: op['x-etag'] === true ? 'version' : op['x-etag'] === 'revision' ? 'revision' : undefined,
         integerQueryParams: [...(item.parameters ?? []), ...(op.parameters ?? [])]
           .filter(
             (p: { in?: string; schema?: { type?: unknown } }) =>

@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { constraintName } from './constraint-messages.ts';
 import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { type Problem, problems } from './problem.ts';
 
-// Optimistic concurrency for the resources several people edit (voice, glossary, glossary settings):
-// reads carry a strong ETag naming the stored version, writes may send it back in If-Match (RFC 9110
+// Optimistic concurrency for the resources several people edit (voice, glossary, glossary settings,
+// projects, organizations): reads carry a strong ETag naming the stored version, writes may send it back in If-Match (RFC 9110
 // §13.1.1), and a write based on anything but the current version changes nothing and answers 412.
 
 // A tag names the version and the account it belongs to. Version numbers start at 1 in every account, so
@@ -14,13 +14,22 @@ import { type Problem, problems } from './problem.ts';
 // was told 304 for the new account's document and went on using the old one.
 
 /** Eight hex digits of the account id's SHA-256: stable, and the same version of two accounts differs. */
-const accountMark = (accountId: string) => createHash('sha256').update(accountId).digest('hex').slice(0, 8);
+const accountMark = (accountId: string) => hash('sha256', accountId, 'hex').slice(0, 8);
 
 /** The ETag of a saved voice or glossary version of an account (`"v3.1f2e3d4c"`). */
 export const versionEtag = (accountId: string, version: number) => `"v${version}.${accountMark(accountId)}"`;
 /** The ETag of an account's edited-in-place settings row at a given revision (`"r3.1f2e3d4c"`). */
 export const revisionEtag = (accountId: string, revision: number) =>
   `"r${revision}.${accountMark(accountId)}"`;
+/** The ETag of an organization (its account's name and visibility) at a revision (`"o3.1f2e3d4c"`). */
+export const organizationEtag = (accountId: string, revision: number) =>
+  `"o${revision}.${accountMark(accountId)}"`;
+/**
+ * The ETag of a project at a revision (`"p3.5e6f7a8b"`). Its mark is the last eight hex digits of the
+ * project's id, random in every id, instead of a hash: a project deleted and made again under the same
+ * handle starts at revision 1 with another id, and a list of projects computes no hash per item.
+ */
+export const projectEtag = (projectId: string, revision: number) => `"p${revision}.${projectId.slice(-8)}"`;
 
 /**
  * Whether `tag` (quoted, strong) names `current` as a precondition of a write. A tag of the earlier form, the
@@ -30,10 +39,10 @@ export const revisionEtag = (accountId: string, revision: number) =>
  * again, which costs a read, where a 304 could keep a cache on another account's document.
  */
 export const namesForWrite = (tag: string, current: string) =>
-  tag === current || tag === current.replace(/\.[0-9a-f]{8}"$/, '"');
+  tag === current || (/^"[vr]/.test(current) && tag === current.replace(/\.[0-9a-f]{8}"$/, '"'));
 
 /** A strong tag as this service writes it, in either form (namesForWrite). */
-const TAG_SHAPE = /^"[vr]\d+(?:\.[0-9a-f]{8})?"$/;
+const TAG_SHAPE = /^"(?:[vr]\d+(?:\.[0-9a-f]{8})?|[po]\d+\.[0-9a-f]{8})"$/;
 
 /**
  * The entity tags of an If-Match value, or `*`. Bare tags (`v3.1f2e3d4c`) are accepted quoted because agents
@@ -76,6 +85,19 @@ export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: st
 export function lostRace(op: Pick<OperationContext, 'ifMatch'>, what: string): Problem {
   const detail = `Someone else saved the ${what} at the same time; nothing was saved. Reload and retry.`;
   return op.ifMatch === undefined ? problems.conflict(detail) : problems.preconditionFailed(detail);
+}
+
+/**
+ * The revision of a project or account row as stored: the database moves it on an update that changes what
+ * the API shows (Migration20261128000000_edit_revisions), so after a flush the entity's own is out of date.
+ */
+export async function storedRevision(
+  op: Pick<OperationContext, 'sql'>,
+  table: 'projects' | 'accounts',
+  id: string,
+): Promise<number> {
+  const [row] = await op.sql<{ revision: number }[]>(`select revision from ${table} where id = ?`, [id]);
+  return row!.revision;
 }
 
 /**

@@ -21,6 +21,7 @@ export function createOrganization(
     displayName: input.displayName,
     visibility: input.visibility ?? 'private',
     user: null,
+    revision: 1,
   });
   const organization = em.create(Organization, { account, createdBy: creator });
   em.create(Membership, { organization, user: creator, role: 'admin' });

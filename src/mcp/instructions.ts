@@ -15,9 +15,10 @@ members:write, ...). tools/list shows only the tools whose scope the token holds
 them is answered with HTTP 403 and an insufficient_scope challenge, so the user can grant more. A scope is a \
 ceiling: your role on the account still decides, and something you may not see is reported as not found.
 
-Voice, glossary and glossary settings are edited by several people: their reads return an etag; pass it \
-back as if_match when you save, and a save over someone else's newer change fails (status 412) instead of \
-silently overwriting it. Voice and glossary keep every saved version. To change a few glossary terms, \
+Voice, glossary, glossary settings, projects and organizations are edited by several people: their reads \
+return an etag; pass it back as if_match when you save or update, and a write over someone else's newer \
+change fails (status 412) instead of silently overwriting it (a list you send, such as a project's \
+targetLocales, replaces the stored one whole). Voice and glossary keep every saved version. To change a few glossary terms, \
 send only those: upsert_glossary_entries adds or replaces entries by term and remove_glossary_entries drops \
 them (same if_match rule); search_glossary_entries finds entries a page at a time instead of reading the \
 whole glossary.

@@ -99,12 +99,15 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
   };
   const output = outputSchemaOf(spec, where);
   const method = spec.method;
-  // A write to a versioned resource (`x-etag`) stores a new version with a new etag every time, even with
-  // the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is not
+  // A write to a versioned resource (`x-etag: true`) stores a new version with a new etag every time, even
+  // with the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is not
   // idempotent.
-  // A PUT or PATCH of anything else sets what it names: the same call twice leaves it as once.
+  // A PUT or PATCH of anything else (a project, edited in place) sets what it names: the same call twice
+  // leaves it as once, its etag included.
   const idempotent =
-    method === 'get' || method === 'delete' || ((method === 'put' || method === 'patch') && !spec.etag);
+    method === 'get' ||
+    method === 'delete' ||
+    ((method === 'put' || method === 'patch') && spec.etag !== 'version');
   // MCP: `destructiveHint: false` promises only additive updates, and a client may run such a tool without
   // asking. A DELETE, and a PUT or PATCH that overwrites what it changes (a project's fields, a model's API
   // key, a member's role), are destructive; a POST adds. `x-mcp.destructive` says otherwise where the

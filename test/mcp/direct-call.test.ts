@@ -146,7 +146,7 @@ describe.each(eras)('a plain tools/call at %s, answered directly and through the
       const { structuredContent, content } = answer.message.result;
       const text = JSON.parse(content[0].text);
       for (const copy of [structuredContent, text].filter(Boolean))
-        for (const key of ['id', 'handle', 'createdAt', 'updatedAt']) delete copy[key];
+        for (const key of ['id', 'handle', 'etag', 'createdAt', 'updatedAt']) delete copy[key];
       return {
         ...answer,
         message: { ...answer.message, result: { ...answer.message.result, content: [text] } },

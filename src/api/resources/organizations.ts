@@ -12,6 +12,7 @@ import { prepared } from '../../db/prepared.ts';
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
 import { endOrganizationIdentities } from '../../identity/people.ts';
+import { assertIfMatch, notModified, organizationEtag, storedRevision } from '../etag.ts';
 import { callerListOwner, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -21,6 +22,7 @@ interface OrganizationFields {
   handle: string;
   displayName: string;
   visibility: 'private' | 'public';
+  revision: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -43,6 +45,7 @@ export function serializeOrganization(
     displayName: account.displayName,
     visibility: account.visibility,
     role,
+    etag: organizationEtag(account.id, account.revision),
     createdAt: account.createdAt.toISOString(),
     updatedAt: account.updatedAt.toISOString(),
   };
@@ -87,6 +90,15 @@ export async function findOrganizationId(op: OperationContext): Promise<string> 
   return row.id;
 }
 
+/** An organization's answer: its representation, and its ETag as a header too. */
+function organizationResponse<S extends 200 | 201>(
+  status: S,
+  body: Schemas.Organization,
+  headers: Record<string, string> = {},
+) {
+  return { status, headers: { ...headers, ETag: body.etag }, body };
+}
+
 export function noOrganization(handle: string) {
   return problems.notFound(`No organization "${handle}", or you cannot see it.`);
 }
@@ -96,6 +108,7 @@ interface MyOrganizationRow {
   handle: string;
   display_name: string;
   visibility: 'private' | 'public';
+  revision: number;
   created_at: Date;
   updated_at: Date;
   role: OrgRole;
@@ -106,7 +119,7 @@ export const organizationHandlers = {
     const request = pageRequest(op.query, 'organizations', callerListOwner(op.caller));
     const restrictedTo = op.caller.restrictedToAccountId ?? null;
     const rows = await op.sql<MyOrganizationRow[]>(
-      `select a.id, a.handle, a.display_name, a.visibility, a.created_at, a.updated_at, m.role
+      `select a.id, a.handle, a.display_name, a.visibility, a.revision, a.created_at, a.updated_at, m.role
          from memberships m
          join organizations o on o.id = m.organization_id
          join accounts a on a.id = o.account_id
@@ -130,6 +143,7 @@ export const organizationHandlers = {
           handle: row.handle,
           displayName: row.display_name,
           visibility: row.visibility,
+          revision: row.revision,
           createdAt: new Date(row.created_at),
           updatedAt: new Date(row.updated_at),
         },
@@ -153,22 +167,29 @@ export const organizationHandlers = {
     const { organization, account } = createOrganization(op.em, creator, { handle, displayName, visibility });
     op.audit('organization.create', 'organization', organization.id, { handle, visibility }, account);
     await op.em.flush();
-    return {
-      status: 201,
-      headers: { Location: `/api/v1/organizations/${account.handle}` },
-      body: serializeOrganization(account, 'admin'),
-    };
+    return organizationResponse(201, serializeOrganization(account, 'admin'), {
+      Location: `/api/v1/organizations/${account.handle}`,
+    });
   },
 
   async getOrganization(op) {
     await findOrganizationId(op);
     // The account the pipeline read, as an entity mapped from that row: no statement of its own.
-    return { status: 200, body: serializeOrganization(op.target!.account, membershipRole(op.target!.roles)) };
+    const account = op.target!.account;
+    return (
+      notModified(op, organizationEtag(account.id, account.revision)) ??
+      organizationResponse(200, serializeOrganization(account, membershipRole(op.target!.roles)))
+    );
   },
 
   async updateOrganization(op) {
     const organization = await findOrganization(op);
     const account = organization.account;
+    // Locked until the update commits and read again under the lock: the account the pipeline read before
+    // the transaction may be a revision behind, and If-Match is checked against the one this update replaces.
+    await op.sql('select 1 from accounts where id = ? for no key update', [account.id]);
+    await op.em.refresh(account);
+    assertIfMatch(op, organizationEtag(account.id, account.revision), `organization "${account.handle}"`);
     const changes: { displayName?: string; visibility?: 'private' | 'public' } = {};
     if (op.body.displayName !== undefined) changes.displayName = op.body.displayName;
     if (op.body.visibility !== undefined) changes.visibility = op.body.visibility;
@@ -176,7 +197,10 @@ export const organizationHandlers = {
     op.em.assign(account, changes);
     op.audit('organization.update', 'organization', organization.id, { before, after: changes });
     await op.em.flush();
-    return { status: 200, body: serializeOrganization(account, membershipRole(op.target!.roles)) };
+    return organizationResponse(200, {
+      ...serializeOrganization(account, membershipRole(op.target!.roles)),
+      etag: organizationEtag(account.id, await storedRevision(op, 'accounts', account.id)),
+    });
   },
 
   async deleteOrganization(op) {

@@ -3,13 +3,22 @@ import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
 import { findAccountRow, findAccountRows, findByHandle } from '../account-resources.ts';
+import { assertIfMatch, notModified, projectEtag, storedRevision } from '../etag.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
 /** What a project's representation is made of: its own columns (the entity or a plain row). */
 type ProjectFields = Pick<
   IProject,
-  'id' | 'handle' | 'name' | 'description' | 'sourceLocale' | 'targetLocales' | 'createdAt' | 'updatedAt'
+  | 'id'
+  | 'handle'
+  | 'name'
+  | 'description'
+  | 'sourceLocale'
+  | 'targetLocales'
+  | 'revision'
+  | 'createdAt'
+  | 'updatedAt'
 >;
 
 function serializeProject(
@@ -24,9 +33,19 @@ function serializeProject(
     description: project.description,
     sourceLocale: project.sourceLocale,
     targetLocales: project.targetLocales,
+    etag: projectEtag(project.id, project.revision),
     createdAt: isoTime(project.createdAt),
     updatedAt: isoTime(project.updatedAt),
   };
+}
+
+/** A project's answer: its representation, and its ETag as a header too. */
+function projectResponse<S extends 200 | 201>(
+  status: S,
+  body: Schemas.Project,
+  headers: Record<string, string> = {},
+) {
+  return { status, headers: { ...headers, ETag: body.etag }, body };
 }
 
 function findProject(op: OperationContext): Promise<IProject> {
@@ -63,23 +82,27 @@ export const projectHandlers = {
       description: op.body.description ?? '',
       sourceLocale,
       targetLocales,
+      revision: 1,
     });
     op.audit('project.create', 'project', project.id, { handle: project.handle });
     await op.em.flush();
-    return {
-      status: 201,
-      headers: { Location: `/api/v1/accounts/${account.handle}/projects/${project.handle}` },
-      body: serializeProject(project, account.handle),
-    };
+    return projectResponse(201, serializeProject(project, account.handle), {
+      Location: `/api/v1/accounts/${account.handle}/projects/${project.handle}`,
+    });
   },
 
   async getProject(op) {
     const project = await findAccountRow(op, Project, op.params.project!, 'project');
-    return { status: 200, body: serializeProject(project, op.target!.handle) };
+    return (
+      notModified(op, projectEtag(project.id, project.revision)) ??
+      projectResponse(200, serializeProject(project, op.target!.handle))
+    );
   },
 
   async updateProject(op) {
+    // Locked until the update commits (findByHandle), so the revision checked here is the one it replaces.
     const project = await findProject(op);
+    assertIfMatch(op, projectEtag(project.id, project.revision), `project "${project.handle}"`);
     const next = {
       name: op.body.name ?? project.name,
       description: op.body.description ?? project.description,
@@ -96,7 +119,10 @@ export const projectHandlers = {
     op.em.assign(project, next);
     op.audit('project.update', 'project', project.id, { fields: Object.keys(op.body) });
     await op.em.flush();
-    return { status: 200, body: serializeProject(project, op.target!.handle) };
+    return projectResponse(200, {
+      ...serializeProject(project, op.target!.handle),
+      etag: projectEtag(project.id, await storedRevision(op, 'projects', project.id)),
+    });
   },
 
   async deleteProject(op) {

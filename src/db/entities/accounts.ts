@@ -21,6 +21,8 @@ export const Account = defineEntity({
     visibility: p.enum(VISIBILITIES).default('private'),
     /** Set for personal accounts only. */
     user: () => p.oneToOne(User).nullable().deleteRule('cascade'),
+    /** Moved by the database on every update of the handle, name or visibility: the ETag's revision. */
+    revision: p.integer().default(1),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -17,6 +17,8 @@ export const Project = defineEntity({
     description: p.text().default(''),
     sourceLocale: p.string(),
     targetLocales: p.array().columnType('text[]').default([]),
+    /** Moved by the database on every update that changes what the API shows: the ETag's revision. */
+    revision: p.integer().default(1),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -10,6 +10,7 @@ import { Migration20261127000000_epoch_never_repeats } from './Migration20261127
 import { Migration20261127100000_idn_domains } from './Migration20261127100000_idn_domains.ts';
 import { Migration20261127120000_audit_append_only } from './Migration20261127120000_audit_append_only.ts';
 import { Migration20261127140000_ascii_email_domains } from './Migration20261127140000_ascii_email_domains.ts';
+import { Migration20261128000000_edit_revisions } from './Migration20261128000000_edit_revisions.ts';
 
 // Listed explicitly (not globbed) so the same list works from source, in tests and in any bundle.
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   { name: 'Migration20261127100000_idn_domains', class: Migration20261127100000_idn_domains },
   { name: 'Migration20261127120000_audit_append_only', class: Migration20261127120000_audit_append_only },
   { name: 'Migration20261127140000_ascii_email_domains', class: Migration20261127140000_ascii_email_domains },
+  { name: 'Migration20261128000000_edit_revisions', class: Migration20261128000000_edit_revisions },
 ];
