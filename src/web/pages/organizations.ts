@@ -6,6 +6,7 @@ import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
 import { asciiEmail } from '../../identity/domains.ts';
 import { verifiedEmails } from '../../identity/people.ts';
+import { formBase, readFormBase, saveInPlace, staleMessages } from '../edit-in-place.ts';
 import {
   edited,
   formErrors,
@@ -24,7 +25,17 @@ interface Organization {
   displayName: string;
   visibility: 'private' | 'public';
   role: 'admin' | 'member' | null;
+  etag: string;
 }
+
+/** The profile form's fields, with their labels: an organization as the form shows it. */
+const PROFILE_FIELDS = ['displayName', 'visibility'] as const;
+type ProfileValues = Record<(typeof PROFILE_FIELDS)[number], string>;
+const PROFILE_LABELS: ProfileValues = { displayName: 'Display name', visibility: 'Visibility' };
+const profileValuesOf = (org: Organization): ProfileValues => ({
+  displayName: org.displayName,
+  visibility: org.visibility,
+});
 
 /** The invitation link: opened in a browser, it shows what the invitation is and asks for an answer. */
 const INVITATION_PATH = '/invitations/answer';
@@ -50,7 +61,7 @@ export function organizationPages(
   );
   interface Extra {
     status?: number;
-    profile?: object;
+    profile?: { values: ProfileValues; fields?: object; form?: string[]; etag: string; base: ProfileValues };
     invite?: object;
     notice?: string;
     /** Where the member and invitation lists start: the cursors the page's "Next" links carried. */
@@ -114,11 +125,15 @@ export function organizationPages(
             base: pageBase(handle, 'members_after', after.members),
           },
         },
-        profile: extra.profile ?? {
-          values: { displayName: org.displayName, visibility: org.visibility },
-          fields: {},
-          form: [],
-        },
+        // The form carries the revision and the values it shows (edit-in-place.ts).
+        profile: extra.profile
+          ? { fields: {}, form: [], ...extra.profile, ...formBase(extra.profile.base, extra.profile.etag) }
+          : {
+              values: profileValuesOf(org),
+              fields: {},
+              form: [],
+              ...formBase(profileValuesOf(org), org.etag),
+            },
         invite: extra.invite ?? { values: { role: 'member' }, fields: {}, form: [] },
       },
       extra.status,
@@ -159,17 +174,49 @@ export function organizationPages(
     '/orgs/:org',
     ...kit.action(async (req, res, pc) => {
       const handle = String(req.params.org);
+      const params = { org: handle };
+      const sent = readFormBase<ProfileValues>(req.body, PROFILE_FIELDS);
       // A name the form gives back as it showed it is kept as stored (kit.edited).
-      const shown = await pc.call('getOrganization', { params: { org: handle } });
-      const storedName = isOk(shown) ? (shown.body as { displayName: string }).displayName : undefined;
-      const values = {
-        displayName: edited(req.body, 'displayName', storedName),
+      const typed = {
+        displayName: edited(req.body, 'displayName', sent.base?.displayName),
         visibility: text(req.body, 'visibility'),
       };
-      const r = await pc.call('updateOrganization', { params: { org: handle }, body: values });
-      if (isOk(r)) return res.redirect(303, orgPath(pc, handle, 'Organization saved.'));
+      const outcome = await saveInPlace({
+        typed,
+        sent,
+        fields: PROFILE_FIELDS,
+        read: async () => {
+          const r = await pc.call('getOrganization', { params });
+          if (!isOk(r)) return r;
+          const org = r.body as Organization;
+          return { etag: org.etag, base: profileValuesOf(org) };
+        },
+        save: (changed, ifMatch) => pc.call('updateOrganization', { params, ifMatch, body: changed }),
+      });
+      if (outcome.kind === 'saved') return res.redirect(303, orgPath(pc, handle, 'Organization saved.'));
+      if (outcome.kind === 'unchanged') {
+        return res.redirect(303, orgPath(pc, handle, 'Nothing was changed, so nothing was saved.'));
+      }
+      if (outcome.kind === 'stale') {
+        return orgPage(res, pc, handle, {
+          status: 412,
+          profile: {
+            values: outcome.values,
+            form: staleMessages(
+              'organization',
+              outcome.both.map((field) => PROFILE_LABELS[field]),
+            ),
+            etag: outcome.etag,
+            base: outcome.base,
+          },
+        });
+      }
+      const r = outcome.response;
       if (r.status !== 400) return kit.problemPage(res, pc, r);
-      await orgPage(res, pc, handle, { status: 400, profile: { values, ...formErrors(r) } });
+      await orgPage(res, pc, handle, {
+        status: 400,
+        profile: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
+      });
     }),
   );
 

@@ -3,6 +3,7 @@
 import type { Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
+import { formBase, readFormBase, saveInPlace, staleMessages } from '../edit-in-place.ts';
 import {
   allItems,
   type Crumb,
@@ -12,6 +13,7 @@ import {
   type Kit,
   list,
   listPage,
+  multiline,
   type PageContext,
   pathOf,
   text,
@@ -31,7 +33,41 @@ interface ProjectRow {
   description: string;
   sourceLocale: string;
   targetLocales: string[];
+  etag: string;
   updatedAt: string;
+}
+
+/** The edit form's fields, with their labels: a project as the form shows it. */
+const EDIT_FIELDS = ['name', 'description', 'sourceLocale', 'targetLocales'] as const;
+type EditValues = Record<(typeof EDIT_FIELDS)[number], string>;
+const EDIT_LABELS: EditValues = {
+  name: 'Project name',
+  description: 'Description',
+  sourceLocale: 'Source locale',
+  targetLocales: 'Target locales',
+};
+
+const editValuesOf = (project: ProjectRow): EditValues => ({
+  name: project.name,
+  description: project.description,
+  sourceLocale: project.sourceLocale,
+  targetLocales: project.targetLocales.join(' '),
+});
+
+/** The edit form as sent: a text the person left as the form showed it is the stored text (kit.edited). */
+function typedEditValues(body: unknown, base: EditValues | undefined): EditValues {
+  return {
+    name: edited(body, 'name', base?.name),
+    description: edited(body, 'description', base?.description),
+    sourceLocale: text(body, 'sourceLocale'),
+    targetLocales: list(body, 'targetLocales').join(' '),
+  };
+}
+
+/** The changed fields as updateProject's body: locales typed as a list. */
+function projectUpdate(changed: Partial<EditValues>) {
+  const { targetLocales, ...rest } = changed;
+  return { ...rest, ...(targetLocales === undefined ? {} : { targetLocales: words(targetLocales) }) };
 }
 
 const PAGE = { limit: 100 };
@@ -106,7 +142,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     ...kit.action(async (req, res, pc) => {
       const account = text(req.body, 'account');
       const values = projectValues(req.body);
-      const r = await pc.call('createProject', { params: { account }, body: projectBody(values, true) });
+      const r = await pc.call('createProject', { params: { account }, body: projectBody(values) });
       if (isOk(r)) {
         const path = pathOf('accounts', account, 'projects', values.handle);
         return res.redirect(303, kit.withNotice(pc, path, `Project ${values.handle} created.`));
@@ -169,7 +205,11 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     pc: PageContext,
     handle: string,
     projectHandle: string,
-    extra: { status?: number; edit?: object; notice?: string } = {},
+    extra: {
+      status?: number;
+      edit?: { values: EditValues; fields?: object; form?: string[]; etag: string; base: EditValues };
+      notice?: string;
+    } = {},
   ) {
     const found = await account(pc, handle);
     if (!found.account) return kit.problemPage(res, pc, found.failed);
@@ -191,16 +231,20 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
         project,
         canEdit: can(role, 'project:write'),
         canDelete: can(role, 'project:delete'),
-        edit: extra.edit ?? {
-          values: {
-            name: project.name,
-            description: project.description,
-            sourceLocale: project.sourceLocale,
-            targetLocales: project.targetLocales.join(' '),
-          },
-          fields: {},
-          form: [],
-        },
+        // The form carries the revision and the values it shows (edit-in-place.ts).
+        edit: extra.edit
+          ? {
+              fields: {},
+              form: [],
+              ...extra.edit,
+              ...formBase(extra.edit.base, extra.edit.etag),
+            }
+          : {
+              values: editValuesOf(project),
+              fields: {},
+              form: [],
+              ...formBase(editValuesOf(project), project.etag),
+            },
       },
       extra.status,
     );
@@ -219,18 +263,45 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     '/accounts/:account/projects/:project',
     ...kit.action(async (req, res, pc) => {
       const params = { account: String(req.params.account), project: String(req.params.project) };
-      // What the form showed: a name or description it gives back unchanged is kept as stored (kit.edited).
-      const shown = await pc.call('getProject', { params });
-      const values = projectValues(req.body, isOk(shown) ? (shown.body as ProjectValues) : undefined);
-      const r = await pc.call('updateProject', { params, body: projectBody(values, false) });
-      if (isOk(r)) {
-        const path = pathOf('accounts', params.account, 'projects', params.project);
-        return res.redirect(303, kit.withNotice(pc, path, 'Project saved.'));
+      const sent = readFormBase<EditValues>(req.body, EDIT_FIELDS);
+      const typed = typedEditValues(req.body, sent.base);
+      const outcome = await saveInPlace({
+        typed,
+        sent,
+        fields: EDIT_FIELDS,
+        read: async () => {
+          const r = await pc.call('getProject', { params });
+          if (!isOk(r)) return r;
+          const project = r.body as ProjectRow;
+          return { etag: project.etag, base: editValuesOf(project) };
+        },
+        save: (changed, ifMatch) =>
+          pc.call('updateProject', { params, ifMatch, body: projectUpdate(changed) }),
+      });
+      const here = pathOf('accounts', params.account, 'projects', params.project);
+      if (outcome.kind === 'saved') return res.redirect(303, kit.withNotice(pc, here, 'Project saved.'));
+      if (outcome.kind === 'unchanged') {
+        return res.redirect(303, kit.withNotice(pc, here, 'Nothing was changed, so nothing was saved.'));
       }
+      if (outcome.kind === 'stale') {
+        return projectPage(res, pc, params.account, params.project, {
+          status: 412,
+          edit: {
+            values: outcome.values,
+            form: staleMessages(
+              'project',
+              outcome.both.map((field) => EDIT_LABELS[field]),
+            ),
+            etag: outcome.etag,
+            base: outcome.base,
+          },
+        });
+      }
+      const r = outcome.response;
       if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
       await projectPage(res, pc, params.account, params.project, {
         status: r.status,
-        edit: { values, ...formErrors(r) },
+        edit: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
       });
     }),
   );
@@ -296,31 +367,20 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
   );
 }
 
-interface ProjectValues {
-  handle: string;
-  name: string;
-  description: string;
-  sourceLocale: string;
-  targetLocales: string;
-}
+/** The new-project form: its handle and the fields the edit form has too. */
+type ProjectValues = EditValues & { handle: string };
 
-function projectValues(body: unknown, stored?: Pick<ProjectValues, 'name' | 'description'>): ProjectValues {
+function projectValues(body: unknown): ProjectValues {
   return {
     handle: text(body, 'handle'),
-    name: edited(body, 'name', stored?.name),
-    description: edited(body, 'description', stored?.description),
+    name: multiline(body, 'name'),
+    description: multiline(body, 'description'),
     sourceLocale: text(body, 'sourceLocale'),
     targetLocales: list(body, 'targetLocales').join(' '),
   };
 }
 
-/** The form as the operation's body: locales typed as a list; the handle only when creating. */
-function projectBody(values: ProjectValues, create: boolean) {
-  return {
-    ...(create ? { handle: values.handle } : {}),
-    name: values.name,
-    description: values.description,
-    sourceLocale: values.sourceLocale,
-    targetLocales: words(values.targetLocales),
-  };
+/** The new-project form as createProject's body: locales typed as a list. */
+function projectBody(values: ProjectValues) {
+  return { ...projectUpdate(values), handle: values.handle };
 }

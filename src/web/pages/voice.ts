@@ -6,8 +6,8 @@ import type { Response, Router } from 'express';
 import { namesForWrite } from '../../api/etag.ts';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
+import { mergeStale } from '../edit-in-place.ts';
 import {
-  asShown,
   edited,
   formErrors,
   isOk,
@@ -67,6 +67,12 @@ const asText = (value: unknown) =>
       ? JSON.stringify(value, null, 2)
       : String(value);
 
+/** The fields a stale form is merged by (mergeStale): the voice's own, not the change note or the tag. */
+const MERGED_FIELDS = DIFF_FIELDS.map(([field]) => field).filter(
+  (field): field is Exclude<keyof VoiceValues, 'changeNote' | 'etag'> => field !== 'changeNote',
+);
+const labelOf = (field: string) => DIFF_FIELDS.find(([key]) => key === field)![1];
+
 /** The form's fields as the editor shows a version (or an empty voice, before the first save). */
 function formValuesOf(voice: Voice | undefined): VoiceValues {
   return {
@@ -80,29 +86,6 @@ function formValuesOf(voice: Voice | undefined): VoiceValues {
     changeNote: '',
     etag: voice?.etag ?? '',
   };
-}
-
-/**
- * A form refused as stale, merged onto the version saved meanwhile: a field the person left as the form's
- * own version had it takes the newer version's value, a field they changed keeps theirs. Saved again
- * whole, the form used to put back every field someone else had changed meanwhile (their new tone undone by
- * an edit of the guidelines). `both` names the fields the two changed each in their own way.
- */
-function mergeStale(
-  typed: VoiceValues,
-  base: VoiceValues,
-  current: VoiceValues,
-): { values: VoiceValues; both: string[] } {
-  const values = { ...typed, etag: current.etag };
-  const both: string[] = [];
-  const same = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
-  for (const [field, label] of DIFF_FIELDS) {
-    if (field === 'changeNote') continue;
-    const key = field as keyof VoiceValues;
-    if (same(typed[key], base[key])) values[key] = current[key];
-    else if (!same(current[key], base[key]) && !same(current[key], typed[key])) both.push(label);
-  }
-  return { values, both };
 }
 
 export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
@@ -148,17 +131,20 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       const base = builtOn
         ? await pc.call('getVoice', { params: { account }, query: { version: Number(builtOn) } })
         : undefined;
+      // Saved again whole, the form used to put back every field someone else had changed meanwhile (their
+      // new tone undone by an edit of the guidelines).
       const merged = mergeStale(
         extra.values,
         formValuesOf(base && isOk(base) ? (base.body as Voice) : undefined),
         formValuesOf(voice),
+        MERGED_FIELDS,
       );
-      values = merged.values;
+      values = { ...merged.values, etag: voice.etag };
       form = [
         `Someone saved version ${voice.version} while you were editing; nothing was saved. The fields you did not change now show version ${voice.version}, the ones you changed keep your text: check and save again.`,
         ...(merged.both.length > 0
           ? [
-              `You and they both changed ${merged.both.join(', ')}: yours is shown, and saving replaces theirs (the history shows version ${voice.version}).`,
+              `You and they both changed ${merged.both.map(labelOf).join(', ')}: yours is shown, and saving replaces theirs (the history shows version ${voice.version}).`,
             ]
           : []),
       ];

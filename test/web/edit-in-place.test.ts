@@ -1,0 +1,152 @@
+// Two people (or a person and an agent) editing a project or an organization at once, in a real browser
+// (Debian's chromium). A form carries the revision and the values it showed, and saves only what the
+// person changed: a change someone made meanwhile to another field is kept, where the form used to send
+// every field back and undo it, and a field both changed comes back to the person to decide.
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { hasChromium } from '../support/environment.ts';
+import { createTestUser, type TestUser } from '../support/fixtures.ts';
+import { startTestService } from '../support/service.ts';
+import { useChromium, useService } from '../support/suite.ts';
+
+const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
+const browser = useChromium();
+
+async function browserOf(user: TestUser): Promise<BrowserContext> {
+  const jar = await signedInJar(service, user.handle);
+  const context = await browser.newContext();
+  await context.addCookies([...jar.cookies].map(([name, value]) => ({ name, value, url: service.url })));
+  return context;
+}
+
+/** Clicks the form's button and gives back the status of the page it ends on. */
+async function save(page: Page, button: string): Promise<number> {
+  const landed = page.waitForResponse(
+    (response) => response.request().resourceType() === 'document' && response.status() !== 303,
+  );
+  await page.getByRole('button', { name: button }).click();
+  return (await landed).status();
+}
+
+const notices = (page: Page) => page.locator('[role="status"]').allTextContents();
+
+describe.skipIf(!hasChromium)('edit forms of a project and an organization', () => {
+  it('keep a change someone made meanwhile to another field, and ask about a field both changed', async () => {
+    const ada = await createTestUser(service, uniqueHandle('eip'));
+    const path = { account: ada.handle, project: 'site' };
+    await sdk.createProject({
+      client: ada.client,
+      path: { account: ada.handle },
+      body: { handle: 'site', name: 'Site', sourceLocale: 'en', targetLocales: ['de'] },
+    });
+    const url = `${service.url}/accounts/${ada.handle}/projects/site`;
+    const context = await browserOf(ada);
+    try {
+      const first = await context.newPage();
+      const second = await context.newPage();
+      await first.goto(url);
+      await second.goto(url);
+
+      // Two forms built on the same revision, each changing its own field: both changes stay.
+      await first.getByLabel('Description').fill('The public website');
+      expect(await save(first, 'Save project')).toBe(200);
+      expect(await notices(first)).toContainEqual(expect.stringContaining('Project saved.'));
+      await second.getByLabel('Target locales').fill('de fr');
+      expect(await save(second, 'Save project')).toBe(200);
+      expect(await notices(second)).toContainEqual(expect.stringContaining('Project saved.'));
+      let stored = (await sdk.getProject({ client: ada.client, path })).data!;
+      expect(stored).toMatchObject({ description: 'The public website', targetLocales: ['de', 'fr'] });
+
+      // An agent adds a locale while the form is open; the person renames the project.
+      await first.goto(url);
+      await sdk.updateProject({ client: ada.client, path, body: { targetLocales: ['de', 'fr', 'ja'] } });
+      await first.getByLabel('Project name').fill('Website');
+      expect(await save(first, 'Save project')).toBe(200);
+      stored = (await sdk.getProject({ client: ada.client, path })).data!;
+      expect(stored).toMatchObject({ name: 'Website', targetLocales: ['de', 'fr', 'ja'] });
+
+      // Both rename it: the second form comes back, nothing saved, with the person's name and the
+      // other changes shown.
+      await first.goto(url);
+      await second.goto(url);
+      await first.getByLabel('Project name').fill('Alpha');
+      await first.getByLabel('Description').fill('Changed by the first');
+      expect(await save(first, 'Save project')).toBe(200);
+      await second.getByLabel('Project name').fill('Beta');
+      expect(await save(second, 'Save project')).toBe(412);
+      const form = second.getByRole('form', { name: 'Edit project' });
+      await expect
+        .poll(() => form.textContent())
+        .toContain('You and they both changed Project name: yours is shown');
+      expect(await second.getByLabel('Project name').inputValue()).toBe('Beta');
+      expect(await second.getByLabel('Description').inputValue()).toBe('Changed by the first');
+      stored = (await sdk.getProject({ client: ada.client, path })).data!;
+      expect(stored.name).toBe('Alpha');
+      // Saved again, it builds on what is stored now, knowingly.
+      expect(await save(second, 'Save project')).toBe(200);
+      stored = (await sdk.getProject({ client: ada.client, path })).data!;
+      expect(stored).toMatchObject({ name: 'Beta', description: 'Changed by the first' });
+
+      // A form that does not say what it showed (sent before forms carried it) and is stale comes back with
+      // every field it sends unlike what is stored named, and saves nothing.
+      await first.goto(url);
+      const csrf = await first
+        .locator('form[aria-labelledby="edit-project"] input[name="csrf"]')
+        .inputValue();
+      const shownTag = await first.locator('input[name="etag"]').inputValue();
+      await sdk.updateProject({ client: ada.client, path, body: { description: 'Meanwhile' } });
+      const baseless = await context.request.post(url, {
+        form: {
+          csrf,
+          etag: shownTag,
+          name: 'Gamma',
+          description: 'Changed by the first',
+          sourceLocale: 'en',
+        },
+        maxRedirects: 0,
+      });
+      expect(baseless.status()).toBe(412);
+      expect(await baseless.text()).toContain(
+        'You and they both changed Project name, Description, Target locales',
+      );
+      expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
+        name: 'Beta',
+        description: 'Meanwhile',
+      });
+
+      // A form saved as it was shown changes nothing, not even the revision.
+      const before = (await sdk.getProject({ client: ada.client, path })).data!.etag;
+      await first.goto(url);
+      expect(await save(first, 'Save project')).toBe(200);
+      expect(await notices(first)).toContainEqual(expect.stringContaining('nothing was saved'));
+      expect((await sdk.getProject({ client: ada.client, path })).data!.etag).toBe(before);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("keep an organization's visibility changed meanwhile when the form renames it", async () => {
+    const ada = await createTestUser(service, uniqueHandle('eio'));
+    const handle = uniqueHandle('org');
+    await sdk.createOrganization({ client: ada.client, body: { handle, displayName: 'Org' } });
+    const context = await browserOf(ada);
+    try {
+      const page = await context.newPage();
+      await page.goto(`${service.url}/orgs/${handle}`);
+      await sdk.updateOrganization({
+        client: ada.client,
+        path: { org: handle },
+        body: { visibility: 'public' },
+      });
+      await page.getByLabel('Display name').fill('Org Inc.');
+      expect(await save(page, 'Save profile')).toBe(200);
+      expect(await notices(page)).toContainEqual(expect.stringContaining('Organization saved.'));
+      const stored = (await sdk.getOrganization({ client: ada.client, path: { org: handle } })).data!;
+      expect(stored).toMatchObject({ displayName: 'Org Inc.', visibility: 'public' });
+    } finally {
+      await context.close();
+    }
+  });
+});
