@@ -178,6 +178,35 @@ describe('the glossary editor before the first save', () => {
     expect(now).toContain('Version 1 ·');
     expect(now).toContain('<td data-label="Definition" class="multiline">Saved first</td>');
   });
+
+  it("answers a reader's forged add with 403, not as a stale form, and saves nothing", async () => {
+    const admin = await createTestUser(service, uniqueHandle('gfa'));
+    const reader = await createTestUser(service, uniqueHandle('gfr'));
+    const org = uniqueHandle('gfo');
+    await createTestOrganization(service, org, admin, { members: [reader] });
+    const adminJar = await signedIn(admin.handle);
+    expect((await postEntry(adminJar, org, { term: 'workspace', definition: 'first' })).status).toBe(303);
+    // A member reads the glossary and has no form to add with: the forged one carries their own CSRF token
+    // and no ETag, as a form built on the empty glossary would.
+    const jar = await signedIn(reader.handle);
+    const leave = await formOn(jar, `/orgs/${org}`, `/orgs/${org}/leave`);
+    const forged = await postForm(jar, `${service.url}/accounts/${org}/glossary/entries`, {
+      csrf: csrfOf(leave),
+      etag: '',
+      term: 'takeover',
+      definition: 'forged',
+    });
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).not.toContain('This form expired');
+    expect(
+      await sql(
+        service,
+        `select count(*)::int as n from glossary_versions v join accounts a on a.id = v.account_id
+          where a.handle = $1`,
+        [org],
+      ),
+    ).toEqual([{ n: 1 }]);
+  });
 });
 
 describe('the glossary filters', () => {

@@ -618,13 +618,15 @@ export function glossaryPages(router: Router, kit: Kit, pipeline: Pipeline): voi
     etag: string,
     changeNote: string,
   ): Promise<OperationResponse> {
-    // Said here, not left to If-None-Match: the save checks the entries before its precondition, and the
-    // person would be told of a term the form could not know was taken rather than of the newer version.
-    if (etag === '' && current) return { status: 412, body: { detail: stale } };
+    // Such a form, when a version exists already, is sent without its entries: the save checks the entries
+    // before its precondition, and would tell the person of a term the form could not know was taken rather
+    // than of the newer version. It still goes to the save, which decides who may save at all first (a
+    // reader's forged form is a 403, not a 412) and then refuses it as stale.
+    const refusedAnyway = etag === '' && current !== undefined;
     return pc.call('saveGlossary', {
       params: { account },
       ...(etag === '' ? { ifNoneMatch: '*' } : { ifMatch: etag }),
-      body: { entries, ...(changeNote ? { changeNote } : {}) },
+      body: refusedAnyway ? { entries: [] } : { entries, ...(changeNote ? { changeNote } : {}) },
     });
   }
 
