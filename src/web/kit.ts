@@ -104,16 +104,51 @@ const plain = (message: string) => {
   return message;
 };
 
+/** The validator's wording for a part of JSON a person typed, said with JSON's own words. */
+const JSON_PLAIN: [RegExp, string][] = [
+  [/^must be object$/, 'Write an object: names and values in braces, { … }.'],
+  [/^must be array$/, 'Write a list in square brackets, [ … ].'],
+  [/^must be string$/, 'Write text in double quotes.'],
+  [/^must be boolean$/, 'Write true or false.'],
+  [/^must be one of (.*)$/s, 'Use one of $1.'],
+  [/^must NOT have additional properties$/, 'Not a name this takes: leave it out.'],
+];
+
+/**
+ * A problem inside a field whose text is JSON (the voice's locale overrides), said with where in that JSON
+ * it is: `"de" → "tone": Write text in double quotes.` The field shows one text, so without the place a
+ * message such as "must be string" named nothing the person could find.
+ */
+function jsonProblem(pointer: string, message: string): string {
+  const path = pointer
+    .split('/')
+    .filter(Boolean)
+    .map((part) => JSON.stringify(part.replaceAll('~1', '/').replaceAll('~0', '~')));
+  const rule = JSON_PLAIN.find(([pattern]) => pattern.test(message));
+  const said = rule ? message.replace(rule[0], rule[1]) : plain(message);
+  return path.length > 0 ? `${path.join(' → ')}: ${said}` : said;
+}
+
 /**
  * A failed operation's problem as a form sees it: messages by field (the pointer /body/name → "name",
  * /body/entries/3/term → "entries.3.term", /params/x → "x") and the rest as one message for the form.
+ * A problem inside one of `jsonFields` (fields whose text is JSON) is that field's, naming where it is.
  */
-export function formErrors(response: OperationResponse): { fields: FieldErrors; form: string[] } {
+export function formErrors(
+  response: OperationResponse,
+  jsonFields: readonly string[] = [],
+): { fields: FieldErrors; form: string[] } {
   const body = (response.body ?? {}) as { detail?: string; errors?: { pointer: string; message: string }[] };
   const fields: FieldErrors = {};
   const form: string[] = [];
   for (const issue of body.errors ?? []) {
-    const key = issue.pointer.replace(/^\/(body|params|query)\/?/, '').replaceAll('/', '.');
+    const pointer = issue.pointer.replace(/^\/(body|params|query)/, '');
+    const json = jsonFields.find((field) => pointer === `/${field}` || pointer.startsWith(`/${field}/`));
+    if (json) {
+      fields[json] ??= jsonProblem(pointer.slice(json.length + 1), issue.message);
+      continue;
+    }
+    const key = pointer.replace(/^\//, '').replaceAll('/', '.');
     if (key === '') form.push(plain(issue.message));
     else fields[key] ??= plain(issue.message);
   }

@@ -332,6 +332,42 @@ describe('first saves sent at once', () => {
 });
 
 describe('the voice editor', () => {
+  it('says where in the locale overrides a problem is, in words a person reads', async () => {
+    const owner = uniqueHandle('vjo');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const cases: [string, string][] = [
+      ['{"de": "formal"}', '"de": Write an object: names and values in braces, { … }.'],
+      ['{"de": {"tone": 5}}', '"de" → "tone": Write text in double quotes.'],
+      ['{"de": {"formality": "very"}}', '"de" → "formality": Use one of "informal", "neutral", "formal".'],
+      ['{"de": {"tonne": "warm"}}', '"de" → "tonne": Not a name this takes: leave it out.'],
+      ['{"de": {}}', '"de": Fill in at least one entry.'],
+      ['["de"]', 'Write an object: names and values in braces, { … }.'],
+      ['{"a/b": {"tone": 1}}', '"a/b" → "tone": Write text in double quotes.'],
+    ];
+    for (const [overrides, said] of cases) {
+      const form = await formOn(jar, voice, voice);
+      const refused = await postForm(jar, `${service.url}${voice}`, {
+        csrf: csrfOf(form),
+        etag: etagOf(form),
+        tone: 'warm',
+        formality: 'neutral',
+        localeOverrides: overrides,
+      });
+      expect(refused.status, overrides).toBe(400);
+      const html = await refused.text();
+      const error = /<p class="field-error" id="f-localeOverrides-error">([^<]*)<\/p>/.exec(html)?.[1];
+      expect(error?.replaceAll('&quot;', '"'), overrides).toBe(said);
+    }
+    expect(
+      await sql(
+        service,
+        'select count(*)::int as n from voice_versions v join accounts a on a.id = v.account_id where a.handle = $1',
+        [owner],
+      ),
+    ).toEqual([{ n: 0 }]);
+  });
+
   it('tells a form built before the first save that someone saved meanwhile, and keeps its text', async () => {
     const owner = uniqueHandle('voi');
     const jar = await signedIn(owner);

@@ -245,7 +245,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
       }
       if (r.status === 412) return stale();
       if (r.status !== 400) return kit.problemPage(res, pc, r);
-      await editor(res, pc, account, { status: 400, values, ...formErrors(r) });
+      await editor(res, pc, account, { status: 400, values, ...formErrors(r, ['localeOverrides']) });
     }),
   );
 
