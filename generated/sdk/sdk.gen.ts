@@ -667,8 +667,10 @@ export const searchGlossaryEntries = <ThrowOnError extends boolean = false>(opti
  *
  * Saves a new glossary version (current + 1) that is the current one with the entries you send
  * applied by term: an entry whose term is already in the glossary replaces that entry where it
- * stands (fields you leave out take their defaults, as in saveGlossary); any other entry is added
- * at the end, in the order sent. Send only the entries that change: one term of a 5000-entry
+ * stands (fields you leave out take their defaults, as in saveGlossary), or with `merge: true`
+ * changes only the fields you send (translations merged by locale: to add a German translation,
+ * send the term and `translations: { de: … }`, and its definition and other translations stay);
+ * any other entry is added at the end, in the order sent. Send only the entries that change: one term of a 5000-entry
  * glossary is a request of a few hundred bytes. At most 500 entries per request, and the glossary
  * stays within 5000 entries. The first edit of an account with no glossary yet starts one.
  *

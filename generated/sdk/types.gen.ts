@@ -722,6 +722,13 @@ export type GlossaryUpsert = {
      */
     entries: Array<GlossaryEntryInput>;
     /**
+     * true: an entry already in the glossary keeps every field you leave out, and its translations are
+     * merged by locale (the locales you send replace theirs, the others stay). false: it is replaced
+     * whole, and fields you leave out take their defaults.
+     *
+     */
+    merge?: boolean;
+    /**
      * What changed and why, for the history.
      */
     changeNote?: string;

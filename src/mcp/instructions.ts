@@ -19,8 +19,9 @@ Voice, glossary, glossary settings, projects and organizations are edited by sev
 return an etag; pass it back as if_match when you save or update, and a write over someone else's newer \
 change fails (status 412) instead of silently overwriting it (a list you send, such as a project's \
 targetLocales, replaces the stored one whole). Voice and glossary keep every saved version. To change a few glossary terms, \
-send only those: upsert_glossary_entries adds or replaces entries by term and remove_glossary_entries drops \
-them (same if_match rule); search_glossary_entries finds entries a page at a time instead of reading the \
+send only those: upsert_glossary_entries adds or replaces entries by term (with merge: true it changes \
+only the fields you send, so adding one translation keeps the definition and the other translations) and \
+remove_glossary_entries drops them (same if_match rule); search_glossary_entries finds entries a page at a time instead of reading the \
 whole glossary.
 
 An invitation to an organization is answered by the invited user with accept_invitation or \

@@ -121,6 +121,32 @@ function validEntries(entries: EntryInput[]): EntryFields[] {
   });
 }
 
+/** Translations an entry may hold (GlossaryTranslations' maxProperties in openapi.yaml). */
+const MAX_TRANSLATIONS = 200;
+
+/**
+ * An edit by term with `merge`: the stored entry with the fields the request sent (`input`, as validated in
+ * `sent`), and its translations merged by locale. Without it, an agent adding one translation to an entry
+ * replaced the entry whole and dropped its definition and every other translation.
+ */
+function mergedEntry(stored: EntryFields, input: EntryInput, sent: EntryFields, index: number): EntryFields {
+  const translations = { ...stored.translations, ...sent.translations };
+  if (Object.keys(translations).length > MAX_TRANSLATIONS) {
+    throw problems.badRequest(
+      `"${stored.term}" would hold ${Object.keys(translations).length} translations; an entry holds at most ${MAX_TRANSLATIONS}.`,
+      `/body/entries/${index}/translations`,
+    );
+  }
+  return {
+    term: sent.term,
+    definition: input.definition === undefined ? stored.definition : sent.definition,
+    caseSensitive: input.caseSensitive ?? stored.caseSensitive,
+    doNotTranslate: input.doNotTranslate ?? stored.doNotTranslate,
+    forbidden: input.forbidden ?? stored.forbidden,
+    translations,
+  };
+}
+
 async function entryCounts(op: OperationContext, versionIds: string[]) {
   if (versionIds.length === 0) return new Map<string, number>();
   const rows = await op.sql<{ id: string; n: number }[]>(
@@ -354,14 +380,14 @@ export const glossaryHandlers = {
     const at = new Map(entries.map((entry, index) => [termKey(entry.term), index]));
     const added: string[] = [];
     const updated: string[] = [];
-    for (const entry of changes) {
+    for (const [i, entry] of changes.entries()) {
       const index = at.get(termKey(entry.term));
       if (index === undefined) {
         added.push(entry.term);
         entries.push(entry);
       } else {
         updated.push(entry.term);
-        entries[index] = entry;
+        entries[index] = op.body.merge ? mergedEntry(entries[index]!, op.body.entries[i]!, entry, i) : entry;
       }
     }
     if (entries.length > MAX_ENTRIES) {

@@ -1,0 +1,123 @@
+// Editing glossary entries by term with `merge`: an agent that adds one translation to an entry sends the
+// term and that translation, and the entry keeps its definition, flags and other translations (without
+// `merge` the entry is replaced whole, as the operation always did).
+import { describe, expect, it } from 'vitest';
+import * as sdk from '../../generated/sdk/index.ts';
+import { modernClient } from '../mcp/helpers.ts';
+import { useService, useUsers } from '../support/suite.ts';
+
+const service = useService();
+const { ada } = useUsers(service, 'ada');
+
+const stored = {
+  term: 'workspace',
+  definition: 'A group of projects',
+  doNotTranslate: false,
+  forbidden: true,
+  caseSensitive: true,
+  translations: { de: 'Arbeitsbereich', fr: 'espace de travail' },
+};
+
+async function entryOf(term: string) {
+  const got = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
+  return got.data!.entries.find((entry) => entry.term === term);
+}
+
+describe('glossary edits by term with merge', () => {
+  it('change only the fields sent, translations by locale, and add new entries whole', async () => {
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
+    const merged = await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: {
+        merge: true,
+        entries: [
+          { term: 'workspace', translations: { ja: 'ワークスペース', de: 'Arbeitsplatz' } },
+          { term: 'project', definition: 'A thing to translate' },
+        ],
+      },
+    });
+    expect(merged.response.status).toBe(201);
+    expect(merged.data).toMatchObject({ updated: ['workspace'], added: ['project'] });
+    expect(await entryOf('workspace')).toEqual({
+      ...stored,
+      translations: { de: 'Arbeitsplatz', fr: 'espace de travail', ja: 'ワークスペース' },
+    });
+    expect(await entryOf('project')).toEqual({
+      term: 'project',
+      definition: 'A thing to translate',
+      caseSensitive: false,
+      doNotTranslate: false,
+      forbidden: false,
+      translations: {},
+    });
+
+    // A flag sent as false is a change too; a definition sent as empty clears it.
+    await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { merge: true, entries: [{ term: 'workspace', forbidden: false, definition: '' }] },
+    });
+    expect(await entryOf('workspace')).toMatchObject({
+      forbidden: false,
+      caseSensitive: true,
+      definition: '',
+    });
+
+    // Without merge, the entry is replaced whole, as before.
+    await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { entries: [{ term: 'workspace', translations: { it: 'area di lavoro' } }] },
+    });
+    expect(await entryOf('workspace')).toEqual({
+      term: 'workspace',
+      definition: '',
+      caseSensitive: false,
+      doNotTranslate: false,
+      forbidden: false,
+      translations: { it: 'area di lavoro' },
+    });
+  });
+
+  it('refuse an entry whose merged translations would be more than an entry holds, saving nothing', async () => {
+    const many = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`de-x-a${i}`, `t${i}`]));
+    const more = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`fr-x-b${i}`, `u${i}`]));
+    await sdk.saveGlossary({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { entries: [{ term: 'crowded', translations: many }] },
+    });
+    const before = (await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!.version;
+    const refused = await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { merge: true, entries: [{ term: 'crowded', translations: more }] },
+    });
+    expect(refused.response.status).toBe(400);
+    expect(refused.error).toMatchObject({ errors: [{ pointer: '/body/entries/0/translations' }] });
+    expect((await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!.version).toBe(
+      before,
+    );
+  });
+
+  it('take merge over MCP', async () => {
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
+    const mcp = await modernClient(service, ada.token);
+    try {
+      const result = await mcp.callTool({
+        name: 'upsert_glossary_entries',
+        arguments: {
+          account: 'ada',
+          merge: true,
+          entries: [{ term: 'workspace', translations: { es: 'espacio' } }],
+        },
+      });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await mcp.close();
+    }
+    expect((await entryOf('workspace'))!.translations).toEqual({ ...stored.translations, es: 'espacio' });
+    expect((await entryOf('workspace'))!.definition).toBe(stored.definition);
+  });
+});
