@@ -3,7 +3,7 @@
 // with If-Match. Two people editing different fields both keep their change, and a field both changed is
 // never replaced unseen: the form comes back merged, saying whose is shown.
 import type { OperationResponse } from '../api/pipeline.ts';
-import { asShown, isOk, text } from './kit.ts';
+import { asShown, type FieldErrors, formErrors, isOk, text } from './kit.ts';
 
 /** A form's fields as text, the way the page shows and the browser sends them. */
 export type FormValues = Record<string, string>;
@@ -122,11 +122,64 @@ export async function saveInPlace<V extends FormValues>(input: {
 }
 
 /** What a stale form says above its fields: that nothing was saved, and whose text a field shows. */
-export function staleMessages(noun: string, both: string[]): string[] {
+function staleMessages(noun: string, both: string[]): string[] {
   return [
     `Someone saved the ${noun} while you were editing; nothing was saved. The fields you did not change now show what they saved, the ones you changed keep your text: check and save again.`,
     ...(both.length > 0
       ? [`You and they both changed ${both.join(', ')}: yours is shown, and saving replaces theirs.`]
       : []),
   ];
+}
+
+/** An edit form as a page shows it again: its values, what is wrong with them, and what it is built on. */
+export interface EditForm<V extends FormValues> {
+  values: V;
+  fields?: FieldErrors;
+  form?: string[];
+  etag: string;
+  base: V;
+}
+
+/**
+ * What the page answers to a save's outcome: back to itself with a notice, the form again (stale, or
+ * refused for what was typed: a status in `formStatuses`), or the problem page.
+ */
+export function afterSave<V extends FormValues>(
+  outcome: InPlaceOutcome<V>,
+  form: {
+    noun: string;
+    labels: Record<keyof V & string, string>;
+    typed: V;
+    sent: { etag: string; base: V | undefined };
+    formStatuses: readonly number[];
+  },
+): { notice: string } | { status: number; form: EditForm<V> } | { problem: OperationResponse } {
+  switch (outcome.kind) {
+    case 'saved':
+      return { notice: `${form.noun[0]!.toUpperCase()}${form.noun.slice(1)} saved.` };
+    case 'unchanged':
+      return { notice: 'Nothing was changed, so nothing was saved.' };
+    case 'stale':
+      return {
+        status: 412,
+        form: {
+          values: outcome.values,
+          form: staleMessages(
+            form.noun,
+            outcome.both.map((field) => form.labels[field]),
+          ),
+          etag: outcome.etag,
+          base: outcome.base,
+        },
+      };
+    case 'refused': {
+      const r = outcome.response;
+      if (!form.formStatuses.includes(r.status)) return { problem: r };
+      const { typed, sent } = form;
+      return {
+        status: r.status,
+        form: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
+      };
+    }
+  }
 }

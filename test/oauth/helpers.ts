@@ -2,6 +2,7 @@
 // forms over real HTTP, plain registration/token calls, and an in-process verifier on the same database.
 import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { expect } from 'vitest';
 import { createContext } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/orm.ts';
@@ -84,6 +85,18 @@ export async function signedInJar(service: { url: string }, handle: string): Pro
   const jar = new CookieJar();
   await devSignIn(service, jar, handle, '/dashboard');
   return jar;
+}
+
+/** A chromium context signed in as an existing user (the development sign-in, its cookies handed over). */
+export async function signedInBrowser(
+  service: { url: string },
+  browser: Browser,
+  handle: string,
+): Promise<BrowserContext> {
+  const jar = await signedInJar(service, handle);
+  const context = await browser.newContext();
+  await context.addCookies([...jar.cookies].map(([name, value]) => ({ name, value, url: service.url })));
+  return context;
 }
 
 export interface BrowserOptions {

@@ -5,7 +5,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../generated/sdk/index.ts';
-import { signedInJar, uniqueHandle } from '../oauth/helpers.ts';
+import { signedInBrowser, uniqueHandle } from '../oauth/helpers.ts';
 import { hasChromium } from '../support/environment.ts';
 import { createTestUser, type TestUser } from '../support/fixtures.ts';
 import { startTestService } from '../support/service.ts';
@@ -14,13 +14,7 @@ import { useChromium, useService } from '../support/suite.ts';
 const service = useService(() => startTestService({ DEV_LOGIN: 'true' }));
 const browser = useChromium();
 
-/** A browser signed in as `user` (the development sign-in of an existing user, its cookies handed over). */
-async function browserOf(user: TestUser): Promise<BrowserContext> {
-  const jar = await signedInJar(service, user.handle);
-  const context = await browser.newContext();
-  await context.addCookies([...jar.cookies].map(([name, value]) => ({ name, value, url: service.url })));
-  return context;
-}
+const browserOf = (user: TestUser): Promise<BrowserContext> => signedInBrowser(service, browser, user.handle);
 
 /** Clicks a form's button and waits for the redirect that follows a saved form (303, then a GET). */
 async function submit(page: Page, button: string): Promise<void> {

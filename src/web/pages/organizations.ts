@@ -6,7 +6,7 @@ import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
 import { asciiEmail } from '../../identity/domains.ts';
 import { verifiedEmails } from '../../identity/people.ts';
-import { formBase, readFormBase, saveInPlace, staleMessages } from '../edit-in-place.ts';
+import { afterSave, type EditForm, formBase, readFormBase, saveInPlace } from '../edit-in-place.ts';
 import {
   edited,
   formErrors,
@@ -61,7 +61,7 @@ export function organizationPages(
   );
   interface Extra {
     status?: number;
-    profile?: { values: ProfileValues; fields?: object; form?: string[]; etag: string; base: ProfileValues };
+    profile?: EditForm<ProfileValues>;
     invite?: object;
     notice?: string;
     /** Where the member and invitation lists start: the cursors the page's "Next" links carried. */
@@ -193,30 +193,16 @@ export function organizationPages(
         },
         save: (changed, ifMatch) => pc.call('updateOrganization', { params, ifMatch, body: changed }),
       });
-      if (outcome.kind === 'saved') return res.redirect(303, orgPath(pc, handle, 'Organization saved.'));
-      if (outcome.kind === 'unchanged') {
-        return res.redirect(303, orgPath(pc, handle, 'Nothing was changed, so nothing was saved.'));
-      }
-      if (outcome.kind === 'stale') {
-        return orgPage(res, pc, handle, {
-          status: 412,
-          profile: {
-            values: outcome.values,
-            form: staleMessages(
-              'organization',
-              outcome.both.map((field) => PROFILE_LABELS[field]),
-            ),
-            etag: outcome.etag,
-            base: outcome.base,
-          },
-        });
-      }
-      const r = outcome.response;
-      if (r.status !== 400) return kit.problemPage(res, pc, r);
-      await orgPage(res, pc, handle, {
-        status: 400,
-        profile: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
+      const next = afterSave(outcome, {
+        noun: 'organization',
+        labels: PROFILE_LABELS,
+        typed,
+        sent,
+        formStatuses: [400],
       });
+      if ('problem' in next) return kit.problemPage(res, pc, next.problem);
+      if ('notice' in next) return res.redirect(303, orgPath(pc, handle, next.notice));
+      await orgPage(res, pc, handle, { status: next.status, profile: next.form });
     }),
   );
 

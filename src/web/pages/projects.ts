@@ -3,7 +3,7 @@
 import type { Router } from 'express';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { formBase, readFormBase, saveInPlace, staleMessages } from '../edit-in-place.ts';
+import { afterSave, type EditForm, formBase, readFormBase, saveInPlace } from '../edit-in-place.ts';
 import {
   allItems,
   type Crumb,
@@ -207,7 +207,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     projectHandle: string,
     extra: {
       status?: number;
-      edit?: { values: EditValues; fields?: object; form?: string[]; etag: string; base: EditValues };
+      edit?: EditForm<EditValues>;
       notice?: string;
     } = {},
   ) {
@@ -278,31 +278,19 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
         save: (changed, ifMatch) =>
           pc.call('updateProject', { params, ifMatch, body: projectUpdate(changed) }),
       });
-      const here = pathOf('accounts', params.account, 'projects', params.project);
-      if (outcome.kind === 'saved') return res.redirect(303, kit.withNotice(pc, here, 'Project saved.'));
-      if (outcome.kind === 'unchanged') {
-        return res.redirect(303, kit.withNotice(pc, here, 'Nothing was changed, so nothing was saved.'));
-      }
-      if (outcome.kind === 'stale') {
-        return projectPage(res, pc, params.account, params.project, {
-          status: 412,
-          edit: {
-            values: outcome.values,
-            form: staleMessages(
-              'project',
-              outcome.both.map((field) => EDIT_LABELS[field]),
-            ),
-            etag: outcome.etag,
-            base: outcome.base,
-          },
-        });
-      }
-      const r = outcome.response;
-      if (r.status !== 400 && r.status !== 409) return kit.problemPage(res, pc, r);
-      await projectPage(res, pc, params.account, params.project, {
-        status: r.status,
-        edit: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
+      const next = afterSave(outcome, {
+        noun: 'project',
+        labels: EDIT_LABELS,
+        typed,
+        sent,
+        formStatuses: [400, 409],
       });
+      if ('problem' in next) return kit.problemPage(res, pc, next.problem);
+      if ('notice' in next) {
+        const here = pathOf('accounts', params.account, 'projects', params.project);
+        return res.redirect(303, kit.withNotice(pc, here, next.notice));
+      }
+      await projectPage(res, pc, params.account, params.project, { status: next.status, edit: next.form });
     }),
   );
 
