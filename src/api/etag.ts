@@ -5,8 +5,9 @@ import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { type Problem, problems } from './problem.ts';
 
 // Optimistic concurrency for the resources several people edit (voice, glossary, glossary settings,
-// projects, organizations): reads carry a strong ETag naming the stored version, writes may send it back in If-Match (RFC 9110
-// §13.1.1), and a write based on anything but the current version changes nothing and answers 412.
+// projects, organizations): reads carry a strong ETag naming the stored version, writes may send it back in
+// If-Match (RFC 9110 §13.1.1), and a write based on anything but the current version changes nothing and
+// answers 412.
 
 // A tag names the version and the account it belongs to. Version numbers start at 1 in every account, so
 // `"v3"` alone was also the tag of another account's third save: an organization deleted or renamed and its
