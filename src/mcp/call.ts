@@ -166,6 +166,8 @@ export function toToolResult(
   if (response.status === 304) {
     // The tool's outputSchema allows this shape next to the document (tools.ts), so clients accept it.
     const etag = response.headers?.ETag ?? '';
+    // Without structuredContent (2025-03-26) the text is the result's JSON, as for every other result.
+    if (textOnly) return { content: [{ type: 'text', text: jsonOf({ notModified: true, etag }) }] };
     return {
       structuredContent: { notModified: true, etag },
       content: [

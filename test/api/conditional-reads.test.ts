@@ -209,4 +209,20 @@ describe('conditional reads', () => {
       await legacy.close();
     }
   });
+
+  it('over MCP at 2025-03-26 (no structuredContent), "not modified" is the JSON as text, as any result', async () => {
+    const old = await mcpClient(service, ada.token, '2025-03-26');
+    try {
+      const fresh = await old.callTool({ name: 'get_voice', arguments: { account: 'ada' } });
+      const etag = (JSON.parse((fresh.content as { text: string }[])[0]!.text) as { etag: string }).etag;
+      const same = await old.callTool({
+        name: 'get_voice',
+        arguments: { account: 'ada', if_none_match: etag },
+      });
+      expect(same.structuredContent).toBeUndefined();
+      expect(JSON.parse((same.content as { text: string }[])[0]!.text)).toEqual({ notModified: true, etag });
+    } finally {
+      await old.close();
+    }
+  });
 });
