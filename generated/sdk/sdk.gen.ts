@@ -141,7 +141,8 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
  * Delete a project
  *
  * Deletes a project for good: it cannot be undone, and its handle becomes free again. Ask the user
- * before you call this.
+ * before you call this. With `If-Match` (the ETag you read), a project someone changed since is not
+ * deleted (412).
  *
  */
 export const deleteProject = <ThrowOnError extends boolean = false>(options: Options<DeleteProjectData, ThrowOnError>) => (options.client ?? client).delete<DeleteProjectResponses, DeleteProjectErrors, ThrowOnError>({
@@ -367,6 +368,7 @@ export const createOrganization = <ThrowOnError extends boolean = false>(options
  * Deletes an organization for good (admins only), in one transaction: its account and everything the
  * account owns (projects, voice and glossary versions, glossary settings, models, account tokens), its
  * memberships and its invitations. There is no undo. The audit trail keeps a record of the deletion.
+ * With `If-Match` (the ETag you read), an organization someone changed since is not deleted (412).
  *
  */
 export const deleteOrganization = <ThrowOnError extends boolean = false>(options: Options<DeleteOrganizationData, ThrowOnError>) => (options.client ?? client).delete<DeleteOrganizationResponses, DeleteOrganizationErrors, ThrowOnError>({
@@ -380,7 +382,8 @@ export const deleteOrganization = <ThrowOnError extends boolean = false>(options
  *
  * Returns one organization you belong to, with your role in it. The `ETag` header (also in the body
  * as `etag`) names its revision; send it as `If-Match` to updateOrganization so that an update based
- * on an outdated read is refused.
+ * on an outdated read is refused. The read is not conditional (no `If-None-Match`): it holds your
+ * role, which changes without the organization changing.
  *
  */
 export const getOrganization = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationResponses, GetOrganizationErrors, ThrowOnError>({

@@ -1409,6 +1409,12 @@ export type CreateProjectResponse = CreateProjectResponses[keyof CreateProjectRe
 
 export type DeleteProjectData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
     path: {
         /**
          * Handle of the account (personal or organization).
@@ -1440,6 +1446,10 @@ export type DeleteProjectErrors = {
      * No such resource, or you cannot see it.
      */
     404: Problem;
+    /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
     /**
      * Too many failed authentications (401) came from this address within a minute; until the minute is
      * over, its requests are refused, valid tokens included. Retry after the number of seconds in
@@ -2326,6 +2336,12 @@ export type CreateOrganizationResponse = CreateOrganizationResponses[keyof Creat
 
 export type DeleteOrganizationData = {
     body?: never;
+    headers?: {
+        /**
+         * The ETag of the version you edited; a stale value answers 412 and changes nothing.
+         */
+        'If-Match'?: string;
+    };
     path: {
         /**
          * Handle of the organization's account.
@@ -2354,6 +2370,10 @@ export type DeleteOrganizationErrors = {
      */
     404: Problem;
     /**
+     * The If-Match value is not the current version; reload and retry.
+     */
+    412: Problem;
+    /**
      * Too many failed authentications (401) came from this address within a minute; until the minute is
      * over, its requests are refused, valid tokens included. Retry after the number of seconds in
      * `Retry-After`. Nothing was changed.
@@ -2381,14 +2401,6 @@ export type DeleteOrganizationResponse = DeleteOrganizationResponses[keyof Delet
 
 export type GetOrganizationData = {
     body?: never;
-    headers?: {
-        /**
-         * The ETag of the copy you hold. When it names the current version, the answer is 304 with no body:
-         * your copy is up to date, and the service did not load the document to tell you.
-         *
-         */
-        'If-None-Match'?: string;
-    };
     path: {
         /**
          * Handle of the organization's account.

@@ -61,23 +61,49 @@ function parseIfMatch(value: string): string[] | '*' {
 
 /**
  * Throws 412 when the request sent If-Match and it does not name `current` (null: nothing stored yet,
- * which no precondition matches). Without If-Match the write goes ahead.
+ * which no precondition matches). Without If-Match the write goes ahead. `alreadyApplied`: the stored state
+ * already is what the write asks for, so a failed condition is a write that succeeded before (a retry after
+ * a lost answer) and the write goes ahead, changing nothing, as RFC 9110 §13.1.1 allows.
  */
-export function assertIfMatch(op: Pick<OperationContext, 'ifMatch'>, current: string | null, what: string) {
+export function assertIfMatch(
+  op: Pick<OperationContext, 'ifMatch'>,
+  current: string | null,
+  what: string,
+  alreadyApplied = false,
+) {
   if (op.ifMatch === undefined) return;
   const tags = parseIfMatch(op.ifMatch);
   if (current !== null && (tags === '*' || tags.some((tag) => namesForWrite(tag, current)))) return;
-  // A tag of no shape this service writes (weak, quoted twice, mangled) never matches whatever is saved:
-  // "it changed since you read it" would send an agent reloading the same etag and repeating the mistake.
-  const misshapen = tags !== '*' && !tags.some((tag) => TAG_SHAPE.test(tag));
+  if (current !== null && alreadyApplied) return;
   throw problems.preconditionFailed(
     current === null
       ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
-      : misshapen
-        ? `Your If-Match ${op.ifMatch} is no etag this service writes (a weak W/ tag never matches); send the etag exactly as you read it: the ${what} is now ${current}.`
-        : `The ${what} changed since you read it: it is now ${current}, your If-Match is ${op.ifMatch}. Reload, reapply your change and retry.`,
+      : whyNot(tags as string[], current, op.ifMatch, what),
   );
 }
+
+/**
+ * Why If-Match `value` (its `tags`) does not name `current`, for an agent to act on: sending a tag again
+ * that was never this resource's (weak, mangled, another resource's) would be refused again, however often
+ * it reloads.
+ */
+function whyNot(tags: string[], current: string, value: string, what: string): string {
+  const shaped = tags.filter((tag) => TAG_SHAPE.test(tag));
+  if (shaped.length === 0) {
+    const weak = tags.some((tag) => tag.startsWith('W/')) ? ' (a weak W/ tag never matches)' : '';
+    return `Your If-Match ${value} is no etag this service writes${weak}; send the etag exactly as you read it: the ${what} is now ${current}.`;
+  }
+  // Of this resource: its kind, and its mark (a tag of the earlier, bare form has none).
+  const ofThis = (tag: string) =>
+    tag[1] === current[1] && (markOf(tag) ?? markOf(current)) === markOf(current);
+  if (!shaped.some(ofThis)) {
+    return `Your If-Match ${value} is the etag of another resource, not of the ${what}, whose etag is now ${current}; send the etag you read from it.`;
+  }
+  return `The ${what} changed since you read it: it is now ${current}, your If-Match is ${value}. Reload, reapply your change and retry.`;
+}
+
+/** The mark of a tag (`1f2e3d4c` of `"v3.1f2e3d4c"`), or undefined for a tag of the earlier, bare form. */
+const markOf = (tag: string) => /\.([0-9a-f]{8})"$/.exec(tag)?.[1];
 
 /**
  * A concurrent writer committed between this request's read and its write. With If-Match the caller's

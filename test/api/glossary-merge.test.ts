@@ -101,6 +101,25 @@ describe('glossary edits by term with merge', () => {
     );
   });
 
+  it('keep the term as stored when the request names it in another Unicode form', async () => {
+    const composed = 'caf\u00e9';
+    await sdk.saveGlossary({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { entries: [{ term: composed }] },
+    });
+    const merged = await sdk.upsertGlossaryEntries({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { merge: true, entries: [{ term: 'cafe\u0301', translations: { de: 'Caf\u00e9' } }] },
+    });
+    expect(merged.data!.updated).toEqual([composed]);
+    const got = await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } });
+    expect(got.data!.entries).toEqual([
+      expect.objectContaining({ term: composed, translations: { de: 'Caf\u00e9' } }),
+    ]);
+  });
+
   it('take merge over MCP', async () => {
     await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
     const mcp = await modernClient(service, ada.token);

@@ -138,7 +138,8 @@ function mergedEntry(stored: EntryFields, input: EntryInput, sent: EntryFields, 
     );
   }
   return {
-    term: sent.term,
+    // The term names the entry here, in whichever Unicode form the request wrote it; it stays as stored.
+    term: stored.term,
     definition: input.definition === undefined ? stored.definition : sent.definition,
     caseSensitive: input.caseSensitive ?? stored.caseSensitive,
     doNotTranslate: input.doNotTranslate ?? stored.doNotTranslate,
@@ -386,8 +387,8 @@ export const glossaryHandlers = {
         added.push(entry.term);
         entries.push(entry);
       } else {
-        updated.push(entry.term);
         entries[index] = op.body.merge ? mergedEntry(entries[index]!, op.body.entries[i]!, entry, i) : entry;
+        updated.push(entries[index]!.term);
       }
     }
     if (entries.length > MAX_ENTRIES) {

@@ -12,7 +12,7 @@ import { prepared } from '../../db/prepared.ts';
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
 import { endOrganizationIdentities } from '../../identity/people.ts';
-import { assertIfMatch, notModified, organizationEtag, storedRevision } from '../etag.ts';
+import { assertIfMatch, organizationEtag, storedRevision } from '../etag.ts';
 import { callerListOwner, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -175,10 +175,11 @@ export const organizationHandlers = {
   async getOrganization(op) {
     await findOrganizationId(op);
     // The account the pipeline read, as an entity mapped from that row: no statement of its own.
-    const account = op.target!.account;
-    return (
-      notModified(op, organizationEtag(account.id, account.revision)) ??
-      organizationResponse(200, serializeOrganization(account, membershipRole(op.target!.roles)))
+    // Not a conditional read: the body holds the caller's role, which moves without the revision (a 304
+    // kept a member promoted to admin on the copy that said "member").
+    return organizationResponse(
+      200,
+      serializeOrganization(op.target!.account, membershipRole(op.target!.roles)),
     );
   },
 
@@ -189,14 +190,25 @@ export const organizationHandlers = {
     // the transaction may be a revision behind, and If-Match is checked against the one this update replaces.
     await op.sql('select 1 from accounts where id = ? for no key update', [account.id]);
     await op.em.refresh(account);
-    assertIfMatch(op, organizationEtag(account.id, account.revision), `organization "${account.handle}"`);
     const changes: { displayName?: string; visibility?: 'private' | 'public' } = {};
-    if (op.body.displayName !== undefined) changes.displayName = op.body.displayName;
-    if (op.body.visibility !== undefined) changes.visibility = op.body.visibility;
-    const before = { displayName: account.displayName, visibility: account.visibility };
-    op.em.assign(account, changes);
-    op.audit('organization.update', 'organization', organization.id, { before, after: changes });
-    await op.em.flush();
+    if (op.body.displayName !== undefined && op.body.displayName !== account.displayName)
+      changes.displayName = op.body.displayName;
+    if (op.body.visibility !== undefined && op.body.visibility !== account.visibility)
+      changes.visibility = op.body.visibility;
+    const changed = Object.keys(changes).length > 0;
+    // A stale If-Match with nothing to change is this update made before (a retry after a lost answer).
+    assertIfMatch(
+      op,
+      organizationEtag(account.id, account.revision),
+      `organization "${account.handle}"`,
+      !changed,
+    );
+    if (changed) {
+      const before = { displayName: account.displayName, visibility: account.visibility };
+      op.em.assign(account, changes);
+      op.audit('organization.update', 'organization', organization.id, { before, after: changes });
+      await op.em.flush();
+    }
     return organizationResponse(200, {
       ...serializeOrganization(account, membershipRole(op.target!.roles)),
       etag: organizationEtag(account.id, await storedRevision(op, 'accounts', account.id)),
@@ -214,8 +226,17 @@ export const organizationHandlers = {
     );
     // The account row locked next: a second delete of the same organization waits for this one and then
     // finds nothing (404), instead of both writing their audit event and deadlocking on the delete.
-    const locked = await op.sql('select id from accounts where id = ? for update', [op.target!.accountId]);
-    if (locked.length === 0) throw noOrganization(op.target!.handle);
+    const [locked] = await op.sql<{ revision: number }[]>(
+      'select revision from accounts where id = ? for update',
+      [op.target!.accountId],
+    );
+    if (!locked) throw noOrganization(op.target!.handle);
+    // A delete sent with the etag it read removes that revision of the organization or nothing.
+    assertIfMatch(
+      op,
+      organizationEtag(op.target!.accountId, locked.revision),
+      `organization "${op.target!.handle}"`,
+    );
     const organization = await findOrganization(op);
     const account = organization.account;
     const projects = await op.em.count(Project, { account: account.id });

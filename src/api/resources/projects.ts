@@ -102,7 +102,6 @@ export const projectHandlers = {
   async updateProject(op) {
     // Locked until the update commits (findByHandle), so the revision checked here is the one it replaces.
     const project = await findProject(op);
-    assertIfMatch(op, projectEtag(project.id, project.revision), `project "${project.handle}"`);
     const next = {
       name: op.body.name ?? project.name,
       description: op.body.description ?? project.description,
@@ -116,9 +115,21 @@ export const projectHandlers = {
           : project.targetLocales,
     };
     checkLocales(next.sourceLocale, next.targetLocales);
-    op.em.assign(project, next);
-    op.audit('project.update', 'project', project.id, { fields: Object.keys(op.body) });
-    await op.em.flush();
+    const changed = (Object.keys(next) as (keyof typeof next)[]).filter(
+      (field) => JSON.stringify(next[field]) !== JSON.stringify(project[field]),
+    );
+    // A stale If-Match with nothing to change is this update made before (a retry after a lost answer).
+    assertIfMatch(
+      op,
+      projectEtag(project.id, project.revision),
+      `project "${project.handle}"`,
+      changed.length === 0,
+    );
+    if (changed.length > 0) {
+      op.em.assign(project, next);
+      op.audit('project.update', 'project', project.id, { fields: changed });
+      await op.em.flush();
+    }
     return projectResponse(200, {
       ...serializeProject(project, op.target!.handle),
       etag: projectEtag(project.id, await storedRevision(op, 'projects', project.id)),
@@ -127,6 +138,8 @@ export const projectHandlers = {
 
   async deleteProject(op) {
     const project = await findProject(op);
+    // Locked (findByHandle): a delete sent with the etag it read removes that revision or nothing.
+    assertIfMatch(op, projectEtag(project.id, project.revision), `project "${project.handle}"`);
     op.audit('project.delete', 'project', project.id, { handle: project.handle });
     op.em.remove(project);
     await op.em.flush();
