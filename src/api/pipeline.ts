@@ -552,10 +552,12 @@ function validationMessage(error: { keyword: string; params: unknown; message?: 
 // openapi-backend reports `/requestBody/name` or `/query/limit`; clients see pointers into what they sent.
 function toPointer(instancePath: string, params: Record<string, unknown>): string {
   let pointer = instancePath.replace(/^\/requestBody/, '/body').replace(/^\/path\b/, '/params') || '/body';
-  if (typeof params.missingProperty === 'string')
-    pointer = `${pointer.replace(/\/$/, '')}/${params.missingProperty}`;
+  // A property's name as a pointer segment (RFC 6901): `a/b` is `a~1b`, `a~b` is `a~0b`, and an empty
+  // name an empty segment, as Ajv writes the instance path itself.
+  const segment = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
+  if (typeof params.missingProperty === 'string') pointer = `${pointer}/${segment(params.missingProperty)}`;
   if (typeof params.additionalProperty === 'string')
-    pointer = `${pointer.replace(/\/$/, '')}/${params.additionalProperty}`;
+    pointer = `${pointer}/${segment(params.additionalProperty)}`;
   return pointer;
 }
 

@@ -91,6 +91,7 @@ const PLAIN: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/^must match format "uuid"$/, 'This address names nothing here: its id is not one this service makes.'],
   [/^must match pattern "(.*)"$/s, (pattern) => PATTERNS[pattern] ?? 'This is not in the expected form.'],
   [/^must be one of .*$/s, 'Choose one of the offered values.'],
+  [/^must NOT have duplicate items.*$/s, 'A value is listed twice: list each once.'],
   [/^must not be blank$/, 'Fill this in.'],
 ];
 const plain = (message: string) => {
@@ -120,10 +121,10 @@ const JSON_PLAIN: [RegExp, string][] = [
  * message such as "must be string" named nothing the person could find.
  */
 function jsonProblem(pointer: string, message: string): string {
-  const path = pointer
-    .split('/')
-    .filter(Boolean)
-    .map((part) => JSON.stringify(part.replaceAll('~1', '/').replaceAll('~0', '~')));
+  // Every segment after the leading slash, an empty one (an empty name) included; unescaped as RFC 6901 says.
+  const path = (pointer === '' ? [] : pointer.split('/').slice(1)).map((part) =>
+    JSON.stringify(part.replaceAll('~1', '/').replaceAll('~0', '~')),
+  );
   const rule = JSON_PLAIN.find(([pattern]) => pattern.test(message));
   const said = rule ? message.replace(rule[0], rule[1]) : plain(message);
   return path.length > 0 ? `${path.join(' → ')}: ${said}` : said;
@@ -145,7 +146,10 @@ export function formErrors(
     const pointer = issue.pointer.replace(/^\/(body|params|query)/, '');
     const json = jsonFields.find((field) => pointer === `/${field}` || pointer.startsWith(`/${field}/`));
     if (json) {
-      fields[json] ??= jsonProblem(pointer.slice(json.length + 1), issue.message);
+      // Every problem of the JSON, one after another: the field shows one text, and fixing the first only
+      // to be told of the next sent the person back and forth.
+      const said = jsonProblem(pointer.slice(json.length + 1), issue.message);
+      fields[json] = fields[json] ? `${fields[json]} ${said}` : said;
       continue;
     }
     const key = pointer.replace(/^\//, '').replaceAll('/', '.');

@@ -147,6 +147,22 @@ describe('a value outside an enum', () => {
   });
 });
 
+describe('a property a body may not have', () => {
+  it('is named in the pointer as RFC 6901 writes it: a slash as ~1, a tilde as ~0, an empty name as such', async () => {
+    const response = await fetch(`${service.url}/api/v1/accounts/ada/voice`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ localeOverrides: { de: { 'a/b~c': 'x' }, fr: { '': 'y' } } }),
+    });
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as { errors: { pointer: string }[] };
+    expect(problem.errors.map((error) => error.pointer).sort()).toEqual([
+      '/body/localeOverrides/de/a~1b~0c',
+      '/body/localeOverrides/fr/',
+    ]);
+  });
+});
+
 describe('a name of spaces only', () => {
   it('is refused as blank for an organization, a project and a profile, and nothing is stored', async () => {
     const post = (path: string, method: string, body: unknown) =>

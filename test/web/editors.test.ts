@@ -344,6 +344,10 @@ describe('the voice editor', () => {
       ['{"de": {}}', '"de": Fill in at least one entry.'],
       ['["de"]', 'Write an object: names and values in braces, { … }.'],
       ['{"a/b": {"tone": 1}}', '"a/b" → "tone": Write text in double quotes.'],
+      // Names written as they were: a slash, a tilde, an empty name.
+      ['{"de": {"a/b": "x"}}', '"de" → "a/b": Not a name this takes: leave it out.'],
+      ['{"de": {"a~1b": "x"}}', '"de" → "a~1b": Not a name this takes: leave it out.'],
+      ['{"de": {"tone": "x", "": "y"}}', '"de" → "": Not a name this takes: leave it out.'],
     ];
     for (const [overrides, said] of cases) {
       const form = await formOn(jar, voice, voice);
