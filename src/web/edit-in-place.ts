@@ -5,6 +5,9 @@
 import type { OperationResponse } from '../api/pipeline.ts';
 import { asShown, type FieldErrors, formErrors, isOk, text } from './kit.ts';
 
+/** The longest If-Match the API takes (openapi.yaml). */
+const MAX_TAG_LENGTH = 200;
+
 /** A form's fields as text, the way the page shows and the browser sends them. */
 export type FormValues = Record<string, string>;
 
@@ -23,7 +26,10 @@ export function formBase<V extends FormValues>(values: V, etag: string): { etag:
 
 /** The base a form sent back; a missing or mangled one is none (the save then compares with what is stored). */
 export function readFormBase<V extends FormValues>(body: unknown, fields: readonly (keyof V & string)[]) {
-  const etag = text(body, 'etag');
+  // A tag longer than any this service writes (a tampered form) is still one, matching nothing: the API
+  // would refuse the header itself, and that refusal names no field of the form.
+  const sent = text(body, 'etag');
+  const etag = sent.length <= MAX_TAG_LENGTH ? sent : '"?"';
   try {
     const decoded = JSON.parse(Buffer.from(text(body, 'base'), 'base64url').toString('utf8')) as unknown;
     if (
@@ -38,18 +44,22 @@ export function readFormBase<V extends FormValues>(body: unknown, fields: readon
 }
 
 /** Whether two texts of a field say the same, as a person reads them (line breaks and outer spaces aside). */
-const same = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
+const samish = (a: string, b: string) => asShown(a).trim() === asShown(b).trim();
+/** Whether two texts are the same, byte for byte. */
+const exact = (a: string, b: string) => a === b;
 
 /**
  * A form refused as stale, merged onto what is stored now: a field the person left as the form showed it
  * takes the current value, a field they changed keeps theirs. `both` names the fields the two changed,
- * each in their own way.
+ * each in their own way. `same` tells texts apart: as a person reads them by default (the voice form shows
+ * its fields reformatted), byte for byte for forms that give back the stored text itself (kit.edited).
  */
 export function mergeStale<V extends FormValues>(
   typed: V,
   base: V,
   current: V,
   fields: readonly (keyof V & string)[],
+  same: (a: string, b: string) => boolean = samish,
 ): { values: V; both: (keyof V & string)[] } {
   const values = { ...typed };
   const both: (keyof V & string)[] = [];
@@ -60,13 +70,23 @@ export function mergeStale<V extends FormValues>(
   return { values, both };
 }
 
+/** A form built on an older revision, merged onto the current one: what it shows, and what it is built on. */
+interface Rebased<V extends FormValues> {
+  values: V;
+  etag: string;
+  base: V;
+}
+
 export type InPlaceOutcome<V extends FormValues> =
   | { kind: 'saved'; response: OperationResponse }
   | { kind: 'unchanged' }
-  /** Refused for what was typed (400, 409) or for another reason: the response says which. */
-  | { kind: 'refused'; response: OperationResponse }
+  /**
+   * Refused for what was typed (400, 409) or for another reason: the response says which. `rebased`: the
+   * refusal came on top of a newer revision someone saved meanwhile, which the form shows from now on.
+   */
+  | { kind: 'refused'; response: OperationResponse; rebased?: Rebased<V> }
   /** Someone changed a field the person changed too: the merged form, built on what is stored now. */
-  | { kind: 'stale'; values: V; both: (keyof V & string)[]; etag: string; base: V };
+  | ({ kind: 'stale'; both: (keyof V & string)[] } & Rebased<V>);
 
 /**
  * Saves what the person changed on a form built on `sent.base` at `sent.etag`. When someone saved
@@ -80,43 +100,49 @@ export async function saveInPlace<V extends FormValues>(input: {
   fields: readonly (keyof V & string)[];
   /** What is stored now, as the form shows it, with its tag; or the failed read. */
   read: () => Promise<FormBase<V> | OperationResponse>;
-  save: (changed: Partial<V>, ifMatch: string) => Promise<OperationResponse>;
+  /** Saves the changed fields; `ifMatch` undefined: without a precondition. */
+  save: (changed: Partial<V>, ifMatch: string | undefined) => Promise<OperationResponse>;
 }): Promise<InPlaceOutcome<V>> {
   const { typed, fields } = input;
-  let etag = input.sent.etag;
-  // A form without the values it showed (sent before forms carried them, or forged) is compared with what is
-  // stored. Its own tag still goes with the save: the operation decides who may write before any
-  // precondition (a member's forged form is a 403), and a stale tag is then refused (412).
+  // A form without the values it showed is compared with what is stored. One with no revision either was
+  // made before forms carried them (a page opened before an upgrade): it is saved as such forms always were,
+  // without a precondition, but only in the fields it sends unlike what is stored. One with a revision
+  // (tampered, or forged) still sends it: the operation decides who may write before any precondition (a
+  // member's forged form is a 403), and a stale tag is then refused (412).
   const known = input.sent.base !== undefined;
+  let etag: string | undefined = known || input.sent.etag !== '' ? input.sent.etag : undefined;
   let base = input.sent.base;
   if (!base) {
     const current = await input.read();
     if (!('base' in current)) return { kind: 'refused', response: current };
     base = current.base;
   }
-  // Exact: a field the form gave back as it showed it is the stored text itself (kit.edited), so anything
-  // else is the person's.
-  const changed = fields.filter((f) => typed[f] !== base[f]);
+  // Exact, here and in the merge: a field the form gave back as it showed it is the stored text itself
+  // (kit.edited), so any other text, a space or a line break more, is the person's change.
+  const changed = fields.filter((f) => !exact(typed[f]!, base[f]!));
   if (changed.length === 0) return { kind: 'unchanged' };
   const body = Object.fromEntries(changed.map((f) => [f, typed[f]])) as Partial<V>;
+  let rebased: Rebased<V> | undefined;
   for (let attempt = 0; ; attempt++) {
     const response = await input.save(body, etag);
-    if (response.status !== 412) {
-      return isOk(response) ? { kind: 'saved', response } : { kind: 'refused', response };
+    if (isOk(response)) {
+      // The operation stored what was there already (`de, fr` typed for `de fr`): the revision stands.
+      const saved = (response.body as { etag?: unknown } | undefined)?.etag;
+      return saved !== undefined && saved === etag ? { kind: 'unchanged' } : { kind: 'saved', response };
     }
+    if (response.status !== 412) return { kind: 'refused', response, ...(rebased ? { rebased } : {}) };
     const current = await input.read();
     if (!('base' in current)) return { kind: 'refused', response: current };
     if (!known) {
       // What the form showed is unknown, so every field it sends unlike what is stored may be a change of
       // someone else's it never saw: the person decides.
-      const both = fields.filter((f) => !same(typed[f]!, current.base[f]!));
+      const both = fields.filter((f) => !exact(typed[f]!, current.base[f]!));
       return { kind: 'stale', values: typed, both, etag: current.etag, base: current.base };
     }
-    const merged = mergeStale(typed, base, current.base, fields);
+    const merged = mergeStale(typed, base, current.base, fields, exact);
+    rebased = { values: merged.values, etag: current.etag, base: current.base };
     // Saved on top of theirs once; a second refusal means saves keep landing in between: let the person look.
-    if (merged.both.length > 0 || attempt > 0) {
-      return { kind: 'stale', ...merged, etag: current.etag, base: current.base };
-    }
+    if (merged.both.length > 0 || attempt > 0) return { kind: 'stale', both: merged.both, ...rebased };
     etag = current.etag;
   }
 }
@@ -164,6 +190,10 @@ export function afterSave<V extends FormValues>(
         status: 412,
         form: {
           values: outcome.values,
+          // Each field both changed says, next to it, what the other saved.
+          fields: Object.fromEntries(
+            outcome.both.map((field) => [field, `They saved: ${outcome.base[field] || '(empty)'}`]),
+          ),
           form: staleMessages(
             form.noun,
             outcome.both.map((field) => form.labels[field]),
@@ -175,10 +205,18 @@ export function afterSave<V extends FormValues>(
     case 'refused': {
       const r = outcome.response;
       if (!form.formStatuses.includes(r.status)) return { problem: r };
+      const errors = formErrors(r);
+      const { rebased } = outcome;
+      if (rebased) {
+        // Refused on top of what someone saved meanwhile: the form shows that, or the person would be told
+        // of a clash with values the form does not show.
+        const meanwhile = `Someone saved the ${form.noun} while you were editing: the fields you did not change now show what they saved.`;
+        return { status: r.status, form: { ...rebased, ...errors, form: [meanwhile, ...errors.form] } };
+      }
       const { typed, sent } = form;
       return {
         status: r.status,
-        form: { values: typed, ...formErrors(r), etag: sent.etag, base: sent.base ?? typed },
+        form: { values: typed, ...errors, etag: sent.etag, base: sent.base ?? typed },
       };
     }
   }

@@ -122,6 +122,85 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
     }
   });
 
+  it('count a space or a line break as a change, and show a refusal on top of a newer revision as it is', async () => {
+    const ada = await createTestUser(service, uniqueHandle('eis'));
+    const path = { account: ada.handle, project: 'site' };
+    await sdk.createProject({
+      client: ada.client,
+      path: { account: ada.handle },
+      body: { handle: 'site', name: 'Web', sourceLocale: 'en', targetLocales: ['de', 'fr'] },
+    });
+    const url = `${service.url}/accounts/${ada.handle}/projects/site`;
+    const context = await browserOf(ada);
+    try {
+      const page = await context.newPage();
+      // An agent adds Italian while the form is open; the person's form adds a space after the locales it
+      // showed. That is a change of the same field: the form comes back, and Italian stays.
+      await page.goto(url);
+      await sdk.updateProject({ client: ada.client, path, body: { targetLocales: ['de', 'fr', 'it'] } });
+      await page.getByLabel('Target locales').fill('de fr ');
+      expect(await save(page, 'Save project')).toBe(412);
+      expect(await page.getByRole('form', { name: 'Edit project' }).textContent()).toContain(
+        'You and they both changed Target locales',
+      );
+      expect(await page.locator('#f-targetLocales-error').textContent()).toContain('They saved: de fr it');
+      expect((await sdk.getProject({ client: ada.client, path })).data!.targetLocales).toEqual([
+        'de',
+        'fr',
+        'it',
+      ]);
+
+      // The same with a space added after a name someone renamed meanwhile.
+      await page.goto(url);
+      await sdk.updateProject({ client: ada.client, path, body: { name: 'Renamed' } });
+      await page.getByLabel('Project name').fill('Web ');
+      expect(await save(page, 'Save project')).toBe(412);
+      expect((await sdk.getProject({ client: ada.client, path })).data!.name).toBe('Renamed');
+
+      // Saved on top of a newer revision and refused there: the form shows that revision, so the clash
+      // it is told of is one it shows (Italian, added meanwhile, is now also the source locale).
+      await page.goto(url);
+      await sdk.updateProject({ client: ada.client, path, body: { description: 'By the agent' } });
+      await page.getByLabel('Source locale').fill('it');
+      expect(await save(page, 'Save project')).toBe(400);
+      expect(await page.getByLabel('Description').inputValue()).toBe('By the agent');
+      expect(await page.getByLabel('Target locales').inputValue()).toBe('de fr it');
+      expect(await page.getByLabel('Source locale').inputValue()).toBe('it');
+      expect(await page.getByRole('form', { name: 'Edit project' }).textContent()).toContain(
+        'Someone saved the project while you were editing',
+      );
+
+      // Locales typed another way for the same list save nothing, and say so.
+      await page.goto(url);
+      await page.getByLabel('Target locales').fill('DE, fr,,IT');
+      expect(await save(page, 'Save project')).toBe(200);
+      expect(await notices(page)).toContainEqual(expect.stringContaining('nothing was saved'));
+
+      // A form from a page opened before forms carried their revision (no etag, no base) saves what it
+      // changed, without claiming anyone else saved.
+      await page.goto(url);
+      const csrf = await page.locator('form[aria-labelledby="edit-project"] input[name="csrf"]').inputValue();
+      const old = await context.request.post(url, {
+        form: {
+          csrf,
+          name: 'From an old page',
+          description: 'By the agent',
+          sourceLocale: 'en',
+          targetLocales: 'de fr it',
+        },
+        maxRedirects: 0,
+      });
+      expect(old.status()).toBe(303);
+      expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
+        name: 'From an old page',
+        description: 'By the agent',
+        targetLocales: ['de', 'fr', 'it'],
+      });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("keep an organization's visibility changed meanwhile when the form renames it", async () => {
     const ada = await createTestUser(service, uniqueHandle('eio'));
     const handle = uniqueHandle('org');
