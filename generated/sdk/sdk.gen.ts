@@ -673,7 +673,9 @@ export const searchGlossaryEntries = <ThrowOnError extends boolean = false>(opti
  * stands (fields you leave out take their defaults, as in saveGlossary), or with `merge: true`
  * changes only the fields you send (translations merged by locale: to add a German translation,
  * send the term and `translations: { de: … }`, and its definition and other translations stay);
- * any other entry is added at the end, in the order sent. Send only the entries that change: one term of a 5000-entry
+ * any other entry is added at the end, in the order sent. When every entry sent is as stored
+ * already (a retry, or a merge of what is there), no version is saved: the answer is 200 with the
+ * current version, `added` and `updated` empty. Send only the entries that change: one term of a 5000-entry
  * glossary is a request of a few hundred bytes. At most 500 entries per request, and the glossary
  * stays within 5000 entries. The first edit of an account with no glossary yet starts one.
  *

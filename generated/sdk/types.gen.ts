@@ -3604,6 +3604,10 @@ export type UpsertGlossaryEntriesError = UpsertGlossaryEntriesErrors[keyof Upser
 
 export type UpsertGlossaryEntriesResponses = {
     /**
+     * Every entry sent is as stored already; no version was saved, and this is the current one.
+     */
+    200: GlossaryEdit;
+    /**
      * The new version, summarised.
      */
     201: GlossaryEdit;

@@ -120,6 +120,28 @@ describe('glossary edits by term with merge', () => {
     ]);
   });
 
+  it('save no version when every entry sent is as stored, and answer with the current one (200)', async () => {
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
+    const before = (await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!;
+    // An agent's retry of a merge that went through, and the whole entry sent as it is.
+    for (const body of [
+      { merge: true, entries: [{ term: 'workspace', translations: { de: 'Arbeitsbereich' } }] },
+      { entries: [stored] },
+    ]) {
+      const again = await sdk.upsertGlossaryEntries({ client: ada.client, path: { account: 'ada' }, body });
+      expect(again.response.status).toBe(200);
+      expect(again.data).toMatchObject({
+        version: before.version,
+        etag: before.etag,
+        added: [],
+        updated: [],
+      });
+    }
+    expect((await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!.version).toBe(
+      before.version,
+    );
+  });
+
   it('take merge over MCP', async () => {
     await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
     const mcp = await modernClient(service, ada.token);

@@ -7,7 +7,7 @@ import {
   type IGlossarySettings,
   type IGlossaryVersion,
 } from '../../db/entities/index.ts';
-import { termKey } from '../../domain/glossary-terms.ts';
+import { sameEntry, termKey } from '../../domain/glossary-terms.ts';
 import { userHandles } from '../../domain/users.ts';
 import { canonicalLocale, canonicalLocaleKeys } from '../../domain/validation.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -22,7 +22,7 @@ import {
   versionEtag,
 } from '../etag.ts';
 import { decodeCursor, encodeCursor, page } from '../pagination.ts';
-import type { HandlerResponse, Handlers, OperationContext } from '../pipeline.ts';
+import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 import {
   authorHandle,
@@ -261,15 +261,16 @@ async function currentEntries(op: OperationContext): Promise<{ version: number; 
   return { version, entries: rows };
 }
 
-async function editResponse(
+async function editResponse<S extends 200 | 201>(
+  status: S,
   op: OperationContext,
   row: IGlossaryVersion,
   entryCount: number,
   changes: { added?: string[]; updated?: string[]; removed?: string[] },
-): Promise<HandlerResponse<'upsertGlossaryEntries' | 'removeGlossaryEntries'>> {
+): Promise<{ status: S; body: Schemas.GlossaryEdit; headers: Record<string, string> }> {
   const account = op.target!.account;
   return {
-    status: 201,
+    status,
     body: {
       version: row.version,
       etag: versionEtag(account.id, row.version),
@@ -387,8 +388,9 @@ export const glossaryHandlers = {
         added.push(entry.term);
         entries.push(entry);
       } else {
-        entries[index] = op.body.merge ? mergedEntry(entries[index]!, op.body.entries[i]!, entry, i) : entry;
-        updated.push(entries[index]!.term);
+        const edited = op.body.merge ? mergedEntry(entries[index]!, op.body.entries[i]!, entry, i) : entry;
+        if (!sameEntry(entries[index], edited)) updated.push(edited.term);
+        entries[index] = edited;
       }
     }
     if (entries.length > MAX_ENTRIES) {
@@ -397,9 +399,18 @@ export const glossaryHandlers = {
         '/body/entries',
       );
     }
+    if (added.length === 0 && updated.length === 0) {
+      // Every entry sent is as stored (an agent's retry, a merge of what is there): no version equal to the
+      // last one, which would only push the real history down. The answer is the current version (200).
+      const current = await op.em.findOneOrFail(GlossaryVersion, {
+        account: op.target!.accountId,
+        version: version - 1,
+      });
+      return editResponse(200, op, current, entries.length, {});
+    }
     const row = await writeVersion(op, version, entries);
     op.audit('glossary.upsert', 'glossary_version', row.id, { version, added, updated });
-    return editResponse(op, row, entries.length, { added, updated });
+    return editResponse(201, op, row, entries.length, { added, updated });
   },
 
   async removeGlossaryEntries(op) {
@@ -420,7 +431,7 @@ export const glossaryHandlers = {
     const removed = entries.filter((entry) => removing.has(termKey(entry.term))).map((entry) => entry.term);
     const row = await writeVersion(op, version, kept);
     op.audit('glossary.remove', 'glossary_version', row.id, { version, removed });
-    return editResponse(op, row, kept.length, { removed });
+    return editResponse(201, op, row, kept.length, { removed });
   },
 
   async searchGlossaryEntries(op) {

@@ -8,7 +8,7 @@ import type { RequestHandler, Response, Router } from 'express';
 import { MAX_REQUEST_BODY_BYTES } from '../../api/limits.ts';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { termKey } from '../../domain/glossary-terms.ts';
+import { sameEntry, termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
 import {
   asShown,
@@ -149,20 +149,6 @@ function utf8Csv(file: Buffer): Buffer | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether two entries say the same (translations in any order); `stored` undefined: a new term. */
-function sameEntry(stored: Entry | undefined, imported: Entry): boolean {
-  if (!stored) return false;
-  const translations = (entry: Entry) => JSON.stringify(Object.entries(entry.translations).sort());
-  return (
-    stored.term === imported.term &&
-    stored.definition === imported.definition &&
-    stored.caseSensitive === imported.caseSensitive &&
-    stored.doNotTranslate === imported.doNotTranslate &&
-    stored.forbidden === imported.forbidden &&
-    translations(stored) === translations(imported)
-  );
 }
 
 const TRUE = /^(true|yes|y|1|x)$/i;
