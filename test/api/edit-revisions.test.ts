@@ -124,9 +124,12 @@ describe('project revisions', () => {
     const again = await send(tag, { targetLocales: ['de', 'fr'] });
     expect(again.status).toBe(200);
     expect(again.headers.get('etag')).toBe(next);
-    // The same tag with another change is stale.
+    // The same tag with another change is stale, and so is one whose values would be refused too: the
+    // precondition is decided first.
     const other = await send(tag, { targetLocales: ['de', 'ja'] });
     expect(other.status).toBe(412);
+    expect((await send(tag, { sourceLocale: 'de' })).status).toBe(412);
+    expect((await send(next, { sourceLocale: 'de' })).status).toBe(400);
     expect((await other.json()).detail).toContain('changed since you read it');
     // An organization's tag, or another project's, is no tag of this project: said so.
     const foreign = (await createProject('other')).data!.etag;

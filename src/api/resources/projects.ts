@@ -102,29 +102,41 @@ export const projectHandlers = {
   async updateProject(op) {
     // Locked until the update commits (findByHandle), so the revision checked here is the one it replaces.
     const project = await findProject(op);
-    const next = {
-      name: op.body.name ?? project.name,
-      description: op.body.description ?? project.description,
-      sourceLocale:
-        op.body.sourceLocale !== undefined
-          ? canonicalLocale(op.body.sourceLocale, '/body/sourceLocale')
-          : project.sourceLocale,
-      targetLocales:
-        op.body.targetLocales !== undefined
-          ? canonicalLocales(op.body.targetLocales, '/body/targetLocales')
-          : project.targetLocales,
-    };
-    checkLocales(next.sourceLocale, next.targetLocales);
-    const changed = (Object.keys(next) as (keyof typeof next)[]).filter(
-      (field) => JSON.stringify(next[field]) !== JSON.stringify(project[field]),
-    );
+    // The precondition is decided first: a stale If-Match is a 412 even when the change would be refused
+    // for its values too (a form saved on top of a newer revision is then shown that revision). Only a
+    // change that is valid and stored already passes a stale one.
+    let next: Pick<IProject, 'name' | 'description' | 'sourceLocale' | 'targetLocales'> | undefined;
+    let invalid: unknown;
+    try {
+      next = {
+        name: op.body.name ?? project.name,
+        description: op.body.description ?? project.description,
+        sourceLocale:
+          op.body.sourceLocale !== undefined
+            ? canonicalLocale(op.body.sourceLocale, '/body/sourceLocale')
+            : project.sourceLocale,
+        targetLocales:
+          op.body.targetLocales !== undefined
+            ? canonicalLocales(op.body.targetLocales, '/body/targetLocales')
+            : project.targetLocales,
+      };
+      checkLocales(next.sourceLocale, next.targetLocales);
+    } catch (error) {
+      invalid = error;
+    }
+    const changed = next
+      ? (Object.keys(next) as (keyof typeof next)[]).filter(
+          (field) => JSON.stringify(next[field]) !== JSON.stringify(project[field]),
+        )
+      : undefined;
     // A stale If-Match with nothing to change is this update made before (a retry after a lost answer).
     assertIfMatch(
       op,
       projectEtag(project.id, project.revision),
       `project "${project.handle}"`,
-      changed.length === 0,
+      changed?.length === 0,
     );
+    if (invalid !== undefined || !next || !changed) throw invalid;
     if (changed.length > 0) {
       op.em.assign(project, next);
       op.audit('project.update', 'project', project.id, { fields: changed });
