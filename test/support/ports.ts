@@ -1,15 +1,35 @@
 import { connect, createServer } from 'node:net';
 
-/** A port the OS reports free on loopback right now. */
-export function freePort(): Promise<number> {
+/**
+ * A port free on loopback right now, for a process the suite starts and tells its port. Chosen below the
+ * range the OS hands out to outgoing connections (Linux: 32768–60999), not by the OS: a port it picked is
+ * one of those, and in the second or two before the started process listens, a connection of any test to
+ * PostgreSQL or Redis could take it as its own local port (seen: EADDRINUSE on a service's start).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await listens(port)) return port;
+  }
+  return listenOn(0);
+}
+
+/** Whether `port` can be listened on now (it is closed again at once). */
+const listens = (port: number) =>
+  listenOn(port).then(
+    () => true,
+    () => false,
+  );
+
+function listenOn(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(port, '127.0.0.1', () => {
       const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(bound));
     });
   });
 }
