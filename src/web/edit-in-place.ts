@@ -70,8 +70,8 @@ export function mergeStale<V extends FormValues>(
   return { values, both };
 }
 
-/** A form built on an older revision, merged onto the current one: what it shows, and what it is built on. */
-interface Rebased<V extends FormValues> {
+/** A form as it is shown again: its values, and the revision and values it is built on. */
+interface Shown<V extends FormValues> {
   values: V;
   etag: string;
   base: V;
@@ -81,12 +81,13 @@ export type InPlaceOutcome<V extends FormValues> =
   | { kind: 'saved'; response: OperationResponse }
   | { kind: 'unchanged' }
   /**
-   * Refused for what was typed (400, 409) or for another reason: the response says which. `rebased`: the
-   * refusal came on top of a newer revision someone saved meanwhile, which the form shows from now on.
+   * Refused for what was typed (400, 409) or for another reason: the response says which, and `form` is
+   * the form to show again. `meanwhile`: the refusal came on top of a newer revision someone saved
+   * meanwhile, which the form shows from now on.
    */
-  | { kind: 'refused'; response: OperationResponse; rebased?: Rebased<V> }
+  | { kind: 'refused'; response: OperationResponse; form?: Shown<V>; meanwhile?: boolean }
   /** Someone changed a field the person changed too: the merged form, built on what is stored now. */
-  | ({ kind: 'stale'; both: (keyof V & string)[] } & Rebased<V>);
+  | ({ kind: 'stale'; both: (keyof V & string)[] } & Shown<V>);
 
 /**
  * Saves what the person changed on a form built on `sent.base` at `sent.etag`. When someone saved
@@ -122,7 +123,9 @@ export async function saveInPlace<V extends FormValues>(input: {
   const changed = fields.filter((f) => !exact(typed[f]!, base[f]!));
   if (changed.length === 0) return { kind: 'unchanged' };
   const body = Object.fromEntries(changed.map((f) => [f, typed[f]])) as Partial<V>;
-  let rebased: Rebased<V> | undefined;
+  // Shown again if refused: what was typed, on what the comparison above was made with.
+  let shown: Shown<V> = { values: typed, etag: input.sent.etag, base };
+  let meanwhile = false;
   for (let attempt = 0; ; attempt++) {
     const response = await input.save(body, etag);
     if (isOk(response)) {
@@ -130,7 +133,7 @@ export async function saveInPlace<V extends FormValues>(input: {
       const saved = (response.body as { etag?: unknown } | undefined)?.etag;
       return saved !== undefined && saved === etag ? { kind: 'unchanged' } : { kind: 'saved', response };
     }
-    if (response.status !== 412) return { kind: 'refused', response, ...(rebased ? { rebased } : {}) };
+    if (response.status !== 412) return { kind: 'refused', response, form: shown, meanwhile };
     const current = await input.read();
     if (!('base' in current)) return { kind: 'refused', response: current };
     if (!known) {
@@ -140,9 +143,10 @@ export async function saveInPlace<V extends FormValues>(input: {
       return { kind: 'stale', values: typed, both, etag: current.etag, base: current.base };
     }
     const merged = mergeStale(typed, base, current.base, fields, exact);
-    rebased = { values: merged.values, etag: current.etag, base: current.base };
+    shown = { values: merged.values, etag: current.etag, base: current.base };
+    meanwhile = true;
     // Saved on top of theirs once; a second refusal means saves keep landing in between: let the person look.
-    if (merged.both.length > 0 || attempt > 0) return { kind: 'stale', both: merged.both, ...rebased };
+    if (merged.both.length > 0 || attempt > 0) return { kind: 'stale', both: merged.both, ...shown };
     etag = current.etag;
   }
 }
@@ -175,8 +179,6 @@ export function afterSave<V extends FormValues>(
   form: {
     noun: string;
     labels: Record<keyof V & string, string>;
-    typed: V;
-    sent: { etag: string; base: V | undefined };
     formStatuses: readonly number[];
   },
 ): { notice: string } | { status: number; form: EditForm<V> } | { problem: OperationResponse } {
@@ -204,20 +206,16 @@ export function afterSave<V extends FormValues>(
       };
     case 'refused': {
       const r = outcome.response;
-      if (!form.formStatuses.includes(r.status)) return { problem: r };
+      if (!outcome.form || !form.formStatuses.includes(r.status)) return { problem: r };
       const errors = formErrors(r);
-      const { rebased } = outcome;
-      if (rebased) {
-        // Refused on top of what someone saved meanwhile: the form shows that, or the person would be told
-        // of a clash with values the form does not show.
-        const meanwhile = `Someone saved the ${form.noun} while you were editing: the fields you did not change now show what they saved.`;
-        return { status: r.status, form: { ...rebased, ...errors, form: [meanwhile, ...errors.form] } };
-      }
-      const { typed, sent } = form;
-      return {
-        status: r.status,
-        form: { values: typed, ...errors, etag: sent.etag, base: sent.base ?? typed },
-      };
+      // Refused on top of what someone saved meanwhile: the form shows that, or the person would be told of
+      // a clash with values the form does not show.
+      const meanwhile = outcome.meanwhile
+        ? [
+            `Someone saved the ${form.noun} while you were editing: the fields you did not change now show what they saved.`,
+          ]
+        : [];
+      return { status: r.status, form: { ...outcome.form, ...errors, form: [...meanwhile, ...errors.form] } };
     }
   }
 }

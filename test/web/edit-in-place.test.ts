@@ -196,6 +196,21 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
         description: 'By the agent',
         targetLocales: ['de', 'fr', 'it'],
       });
+
+      // Such a form refused for a value keeps every change the person made when it is sent again fixed.
+      await page.goto(url);
+      await page.evaluate(() => {
+        for (const name of ['etag', 'base']) document.querySelector(`input[name="${name}"]`)?.remove();
+      });
+      await page.getByLabel('Description').fill('Typed on an old page');
+      await page.getByLabel('Source locale').fill('de');
+      expect(await save(page, 'Save project')).toBe(400);
+      await page.getByLabel('Source locale').fill('en');
+      expect(await save(page, 'Save project')).toBe(200);
+      expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
+        description: 'Typed on an old page',
+        sourceLocale: 'en',
+      });
     } finally {
       await context.close();
     }

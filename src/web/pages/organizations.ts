@@ -196,8 +196,6 @@ export function organizationPages(
       const next = afterSave(outcome, {
         noun: 'organization',
         labels: PROFILE_LABELS,
-        typed,
-        sent,
         formStatuses: [400],
       });
       if ('problem' in next) return kit.problemPage(res, pc, next.problem);

@@ -281,8 +281,6 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
       const next = afterSave(outcome, {
         noun: 'project',
         labels: EDIT_LABELS,
-        typed,
-        sent,
         formStatuses: [400, 409],
       });
       if ('problem' in next) return kit.problemPage(res, pc, next.problem);
