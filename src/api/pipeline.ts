@@ -135,7 +135,7 @@ export interface ProblemResponse {
 }
 
 /** One of the operation's success responses as openapi.yaml declares them (errors are thrown as problems). */
-export type HandlerResponse<K extends OperationId> = K extends OperationId ? SuccessOf<K> : never;
+type HandlerResponse<K extends OperationId> = K extends OperationId ? SuccessOf<K> : never;
 
 type SuccessOf<K extends OperationId> = {
   [S in keyof SuccessesOf<K>]: SuccessesOf<K>[S] extends void

@@ -100,7 +100,7 @@ describe('project revisions', () => {
     expect(problem.detail).toContain(now.data!.etag);
 
     // A tag of no shape this service writes, and another resource's tag, never match.
-    for (const wrong of ['W/' + now.data!.etag, '"v2.00000000"', now.data!.etag.replace('"p', '"o')]) {
+    for (const wrong of [`W/${now.data!.etag}`, '"v2.00000000"', now.data!.etag.replace('"p', '"o')]) {
       const refused = await api('accounts/ada/projects/docs', {
         method: 'PATCH',
         headers: { 'if-match': wrong },
