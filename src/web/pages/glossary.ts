@@ -8,7 +8,7 @@ import type { RequestHandler, Response, Router } from 'express';
 import { MAX_REQUEST_BODY_BYTES } from '../../api/limits.ts';
 import type { OperationResponse, Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { sameEntry, termKey } from '../../domain/glossary-terms.ts';
+import { type GlossaryEntryFields, sameEntry, termKey } from '../../domain/glossary-terms.ts';
 import { onFirstUse } from '../../lib/on-first-use.ts';
 import {
   asShown,
@@ -29,14 +29,7 @@ const csvParse = onFirstUse<typeof import('csv-parse/sync')>('csv-parse/sync');
 const csvStringify = onFirstUse<typeof import('csv-stringify/sync')>('csv-stringify/sync');
 const multer = onFirstUse<typeof import('multer')>('multer');
 
-interface Entry {
-  term: string;
-  definition: string;
-  caseSensitive: boolean;
-  doNotTranslate: boolean;
-  forbidden: boolean;
-  translations: Record<string, string>;
-}
+type Entry = GlossaryEntryFields;
 interface Glossary {
   version: number;
   etag: string;
