@@ -331,6 +331,8 @@ describe('first saves sent at once', () => {
   });
 });
 
+const TWICE = 'is written twice: only the last would be kept. Write it once, with everything it should hold.';
+
 describe('the voice editor', () => {
   it('says where in the locale overrides a problem is, in words a person reads', async () => {
     const owner = uniqueHandle('vjo');
@@ -348,6 +350,10 @@ describe('the voice editor', () => {
       ['{"de": {"a/b": "x"}}', '"de" → "a/b": Not a name this takes: leave it out.'],
       ['{"de": {"a~1b": "x"}}', '"de" → "a~1b": Not a name this takes: leave it out.'],
       ['{"de": {"tone": "x", "": "y"}}', '"de" → "": Not a name this takes: leave it out.'],
+      // A name written twice: JSON.parse would keep the last and drop the rest unseen.
+      ['{"de": {"tone": "a"}, "de": {"formality": "formal"}}', `"de" ${TWICE}`],
+      ['{"de": {"tone": "a \\" }, {", "tone": "b"}}', `"de" → "tone" ${TWICE}`],
+      ['{"de": {"tone": "x"}, "d\\u0065": {"tone": "y"}}', `"de" ${TWICE}`],
     ];
     for (const [overrides, said] of cases) {
       const form = await formOn(jar, voice, voice);
@@ -370,6 +376,24 @@ describe('the voice editor', () => {
         [owner],
       ),
     ).toEqual([{ n: 0 }]);
+  });
+
+  it('saves the same name in two objects of the overrides', async () => {
+    const owner = uniqueHandle('vjd');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const form = await formOn(jar, voice, voice);
+    const overrides = '{"de": {"tone": "a {\\"de\\": 1}"}, "fr": {"tone": "b", "formality": "formal"}}';
+    const saved = await postForm(jar, `${service.url}${voice}`, {
+      csrf: csrfOf(form),
+      etag: etagOf(form),
+      tone: 'warm',
+      formality: 'neutral',
+      localeOverrides: overrides,
+    });
+    expect(saved.status).toBe(303);
+    const api = await jar.fetch(`${service.url}/accounts/${owner}/voice`);
+    expect(await api.text()).toContain('a {\\&quot;de\\&quot;: 1}');
   });
 
   it('tells a form built before the first save that someone saved meanwhile, and keeps its text', async () => {

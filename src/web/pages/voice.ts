@@ -7,6 +7,7 @@ import { namesForWrite } from '../../api/etag.ts';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
 import { mergeStale } from '../edit-in-place.ts';
+import { firstDuplicateName } from '../json-duplicate-names.ts';
 import {
   edited,
   formErrors,
@@ -216,6 +217,16 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           values,
           fields: {
             localeOverrides: 'Write the overrides as JSON, for example {"de-CH": {"formality": "formal"}}.',
+          },
+        });
+      }
+      const twice = firstDuplicateName(values.localeOverrides);
+      if (twice) {
+        return editor(res, pc, account, {
+          status: 400,
+          values,
+          fields: {
+            localeOverrides: `${twice.map((name) => JSON.stringify(name)).join(' → ')} is written twice: only the last would be kept. Write it once, with everything it should hold.`,
           },
         });
       }
