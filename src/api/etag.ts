@@ -59,6 +59,13 @@ function parseIfMatch(value: string): string[] | '*' {
     .map((tag) => (tag.startsWith('"') || tag.startsWith('W/') ? tag : `"${tag}"`));
 }
 
+/** Whether the request's If-Match, if it sent one, names `current` (null: nothing stored yet). */
+export function ifMatchHolds(op: Pick<OperationContext, 'ifMatch'>, current: string | null): boolean {
+  if (op.ifMatch === undefined) return true;
+  const tags = parseIfMatch(op.ifMatch);
+  return current !== null && (tags === '*' || tags.some((tag) => namesForWrite(tag, current)));
+}
+
 /**
  * Throws 412 when the request sent If-Match and it does not name `current` (null: nothing stored yet,
  * which no precondition matches). Without If-Match the write goes ahead. `alreadyApplied`: the stored state
@@ -71,10 +78,9 @@ export function assertIfMatch(
   what: string,
   alreadyApplied = false,
 ) {
-  if (op.ifMatch === undefined) return;
-  const tags = parseIfMatch(op.ifMatch);
-  if (current !== null && (tags === '*' || tags.some((tag) => namesForWrite(tag, current)))) return;
+  if (op.ifMatch === undefined || ifMatchHolds(op, current)) return;
   if (current !== null && alreadyApplied) return;
+  const tags = parseIfMatch(op.ifMatch);
   throw problems.preconditionFailed(
     current === null
       ? `Nothing is stored for the ${what} yet, so If-Match ${op.ifMatch} cannot match; send the first save without If-Match.`
@@ -93,14 +99,19 @@ function whyNot(tags: string[], current: string, value: string, what: string): s
     const weak = tags.some((tag) => tag.startsWith('W/')) ? ' (a weak W/ tag never matches)' : '';
     return `Your If-Match ${value} is no etag this service writes${weak}; send the etag exactly as you read it: the ${what} is now ${current}.`;
   }
-  // Of this resource: its kind, and its mark (a tag of the earlier, bare form has none).
-  const ofThis = (tag: string) =>
-    tag[1] === current[1] && (markOf(tag) ?? markOf(current)) === markOf(current);
-  if (!shaped.some(ofThis)) {
+  if (!shaped.some((tag) => sameResource(tag, current))) {
     return `Your If-Match ${value} is the etag of another resource, not of the ${what}, whose etag is now ${current}; send the etag you read from it.`;
   }
   return `The ${what} changed since you read it: it is now ${current}, your If-Match is ${value}. Reload, reapply your change and retry.`;
 }
+
+/**
+ * Whether two strong tags this service writes name revisions of one resource: the same kind and the same
+ * mark (a tag of the earlier, bare form has none, and is taken as the resource's). A project deleted and
+ * made again under its handle is another resource: its tags' mark is its new id's.
+ */
+export const sameResource = (tag: string, current: string) =>
+  TAG_SHAPE.test(tag) && tag[1] === current[1] && (markOf(tag) ?? markOf(current)) === markOf(current);
 
 /** The mark of a tag (`1f2e3d4c` of `"v3.1f2e3d4c"`), or undefined for a tag of the earlier, bare form. */
 const markOf = (tag: string) => /\.([0-9a-f]{8})"$/.exec(tag)?.[1];

@@ -3,7 +3,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoTimestamp } from '../db/columns.ts';
 import { type PreparedStatement, prepared } from '../db/prepared.ts';
 import { userHandles } from '../domain/users.ts';
-import { assertIfMatch, assertIfNoneMatch, flushUnlessRaced, notModified, versionEtag } from './etag.ts';
+import {
+  assertIfMatch,
+  assertIfNoneMatch,
+  flushUnlessRaced,
+  ifMatchHolds,
+  notModified,
+  versionEtag,
+} from './etag.ts';
 import { type PageRequest, pageRequest } from './pagination.ts';
 import type { NotModifiedResponse, OperationContext } from './pipeline.ts';
 import { problems } from './problem.ts';
@@ -149,11 +156,19 @@ export async function unchangedSince<T extends VersionRow>(
 export async function nextVersion<T extends VersionRow>(
   op: OperationContext,
   history: History<T>,
+  alreadyApplied?: (current: number) => Promise<boolean>,
 ): Promise<number> {
   await takeTurn(op, history.table);
   const current = await latestVersion(op, history);
   const currentTag = current ? versionEtag(op.target!.accountId, current) : null;
-  assertIfMatch(op, currentTag, history.noun);
+  // A stale If-Match on an edit that would store nothing new is that edit made before (a retry after a lost
+  // answer): asked only when the condition fails.
+  const applied =
+    alreadyApplied !== undefined &&
+    current > 0 &&
+    !ifMatchHolds(op, currentTag) &&
+    (await alreadyApplied(current));
+  assertIfMatch(op, currentTag, history.noun, applied);
   assertIfNoneMatch(op, currentTag, history.noun);
   return current + 1;
 }

@@ -142,6 +142,50 @@ describe('glossary edits by term with merge', () => {
     );
   });
 
+  it('answer a retry sent with the If-Match of before its first try as done (200), and refuse a stale change (412)', async () => {
+    await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
+    const read = (await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!;
+    type Merge = { merge: boolean; entries: { term: string; translations: Record<string, string> }[] };
+    const merge: Merge = {
+      merge: true,
+      entries: [{ term: 'workspace', translations: { ja: 'ワークスペース' } }],
+    };
+    const send = (body: Merge) =>
+      sdk.upsertGlossaryEntries({
+        client: ada.client,
+        path: { account: 'ada' },
+        headers: { 'If-Match': read.etag },
+        body,
+      });
+    const first = await send(merge);
+    expect(first.response.status).toBe(201);
+    // The answer was lost; the agent sends the same edit with the same If-Match.
+    const retry = await send(merge);
+    expect(retry.response.status).toBe(200);
+    expect(retry.data).toMatchObject({ version: first.data!.version, etag: first.data!.etag, updated: [] });
+    // With that stale If-Match, an edit the glossary does not hold yet changes nothing.
+    const stale = await send({
+      merge: true,
+      entries: [{ term: 'workspace', translations: { ko: '작업 공간' } }],
+    });
+    expect(stale.response.status).toBe(412);
+    // Nor does one the glossary would refuse anyway (202 translations once merged): the precondition is
+    // what it is told.
+    const refused = await send({
+      merge: true,
+      entries: [
+        {
+          term: 'workspace',
+          translations: Object.fromEntries([...Array(199)].map((_, i) => [`de-x-a${i}`, 'x'])),
+        },
+      ],
+    });
+    expect(refused.response.status).toBe(412);
+    const now = (await sdk.getGlossary({ client: ada.client, path: { account: 'ada' } })).data!;
+    expect(now.version).toBe(first.data!.version);
+    expect(now.entries[0]!.translations).toEqual({ ...stored.translations, ja: 'ワークスペース' });
+  });
+
   it('take merge over MCP', async () => {
     await sdk.saveGlossary({ client: ada.client, path: { account: 'ada' }, body: { entries: [stored] } });
     const mcp = await modernClient(service, ada.token);

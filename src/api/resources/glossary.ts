@@ -248,17 +248,63 @@ async function insertEntries(op: OperationContext, versionId: string, entries: E
   );
 }
 
-/** The current version's entries in order (none before the first save), and its number. */
-async function currentEntries(op: OperationContext): Promise<{ version: number; entries: EntryFields[] }> {
-  const version = await nextVersion(op, GLOSSARY);
-  if (version === 1) return { version, entries: [] };
-  const rows = await op.sql<(EntryFields & { position: number })[]>(
+/**
+ * The current version's entries in order (none before the first save), and the next version's number.
+ * `alreadyApplied`: whether the edit would leave these entries as they are (nextVersion).
+ */
+async function currentEntries(
+  op: OperationContext,
+  alreadyApplied?: (entries: EntryFields[]) => boolean,
+): Promise<{ version: number; entries: EntryFields[] }> {
+  const version = await nextVersion(
+    op,
+    GLOSSARY,
+    alreadyApplied && (async (current) => alreadyApplied(await entriesAt(op, current))),
+  );
+  return { version, entries: version === 1 ? [] : await entriesAt(op, version - 1) };
+}
+
+/** The entries of the account's version `version`, in order. */
+function entriesAt(op: OperationContext, version: number): Promise<EntryFields[]> {
+  return op.sql<EntryFields[]>(
     `select ${ENTRY_COLUMNS}
        from glossary_entries e join glossary_versions v on v.id = e.glossary_version_id
       where v.account_id = ? and v.version = ? order by e.position`,
-    [op.target!.accountId, version - 1],
+    [op.target!.accountId, version],
   );
-  return { version, entries: rows };
+}
+
+/**
+ * The entries after an upsert of `changes` (as validated from the request's `inputs`), with the terms it
+ * adds and the terms it changes; `entries` is updated in place.
+ */
+function upsertInto(
+  entries: EntryFields[],
+  changes: EntryFields[],
+  inputs: EntryInput[],
+  merge: boolean,
+): { added: string[]; updated: string[] } {
+  const at = new Map(entries.map((entry, index) => [termKey(entry.term), index]));
+  const added: string[] = [];
+  const updated: string[] = [];
+  for (const [i, entry] of changes.entries()) {
+    const index = at.get(termKey(entry.term));
+    if (index === undefined) {
+      added.push(entry.term);
+      entries.push(entry);
+    } else {
+      const edited = merge ? mergedEntry(entries[index]!, inputs[i]!, entry, i) : entry;
+      if (!sameEntry(entries[index], edited)) updated.push(edited.term);
+      entries[index] = edited;
+    }
+  }
+  if (entries.length > MAX_ENTRIES) {
+    throw problems.badRequest(
+      `The glossary would hold ${entries.length} entries; a glossary holds at most ${MAX_ENTRIES}.`,
+      '/body/entries',
+    );
+  }
+  return { added, updated };
 }
 
 async function editResponse<S extends 200 | 201>(
@@ -378,27 +424,18 @@ export const glossaryHandlers = {
 
   async upsertGlossaryEntries(op) {
     const changes = validEntries(op.body.entries);
-    const { version, entries } = await currentEntries(op);
-    const at = new Map(entries.map((entry, index) => [termKey(entry.term), index]));
-    const added: string[] = [];
-    const updated: string[] = [];
-    for (const [i, entry] of changes.entries()) {
-      const index = at.get(termKey(entry.term));
-      if (index === undefined) {
-        added.push(entry.term);
-        entries.push(entry);
-      } else {
-        const edited = op.body.merge ? mergedEntry(entries[index]!, op.body.entries[i]!, entry, i) : entry;
-        if (!sameEntry(entries[index], edited)) updated.push(edited.term);
-        entries[index] = edited;
+    const upsert = (entries: EntryFields[]) =>
+      upsertInto(entries, changes, op.body.entries, op.body.merge === true);
+    // A stale If-Match passes only for an upsert that changes nothing, one that is valid on those entries.
+    const { version, entries } = await currentEntries(op, (stored) => {
+      try {
+        const { added, updated } = upsert(stored);
+        return added.length === 0 && updated.length === 0;
+      } catch {
+        return false;
       }
-    }
-    if (entries.length > MAX_ENTRIES) {
-      throw problems.badRequest(
-        `The glossary would hold ${entries.length} entries; a glossary holds at most ${MAX_ENTRIES}.`,
-        '/body/entries',
-      );
-    }
+    });
+    const { added, updated } = upsert(entries);
     if (added.length === 0 && updated.length === 0) {
       // Every entry sent is as stored (an agent's retry, a merge of what is there): no version equal to the
       // last one, which would only push the real history down. The answer is the current version (200).
