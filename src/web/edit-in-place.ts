@@ -2,11 +2,14 @@
 // ETag it was built on and the values it showed (`base`); a save sends only the fields the person changed,
 // with If-Match. Two people editing different fields both keep their change, and a field both changed is
 // never replaced unseen: the form comes back merged, saying whose is shown.
+import { namesForWrite, sameResource } from '../api/etag.ts';
 import type { OperationResponse } from '../api/pipeline.ts';
 import { asShown, type FieldErrors, formErrors, isOk, text } from './kit.ts';
 
 /** The longest If-Match the API takes (openapi.yaml). */
 const MAX_TAG_LENGTH = 200;
+/** A tag of no revision: as a precondition it never holds. */
+export const NO_REVISION = '"?"';
 
 /** A form's fields as text, the way the page shows and the browser sends them. */
 export type FormValues = Record<string, string>;
@@ -24,12 +27,19 @@ export function formBase<V extends FormValues>(values: V, etag: string): { etag:
   return { etag, base: Buffer.from(JSON.stringify(values)).toString('base64url') };
 }
 
+/**
+ * The ETag a form sent back (empty: none). One no header could carry (longer than any this service writes,
+ * or with a control character: a tampered form) is still a tag, matching nothing: the API would refuse the
+ * header itself, and that refusal names no field of the form.
+ */
+export function readFormEtag(body: unknown): string {
+  const sent = text(body, 'etag');
+  return sent.length <= MAX_TAG_LENGTH && /^[\x20-\x7e]*$/.test(sent) ? sent : NO_REVISION;
+}
+
 /** The base a form sent back; a missing or mangled one is none (the save then compares with what is stored). */
 export function readFormBase<V extends FormValues>(body: unknown, fields: readonly (keyof V & string)[]) {
-  // A tag longer than any this service writes (a tampered form) is still one, matching nothing: the API
-  // would refuse the header itself, and that refusal names no field of the form.
-  const sent = text(body, 'etag');
-  const etag = sent.length <= MAX_TAG_LENGTH ? sent : '"?"';
+  const etag = readFormEtag(body);
   try {
     const decoded = JSON.parse(Buffer.from(text(body, 'base'), 'base64url').toString('utf8')) as unknown;
     if (
@@ -86,14 +96,23 @@ export type InPlaceOutcome<V extends FormValues> =
    * meanwhile, which the form shows from now on.
    */
   | { kind: 'refused'; response: OperationResponse; form?: Shown<V>; meanwhile?: boolean }
-  /** Someone changed a field the person changed too: the merged form, built on what is stored now. */
-  | ({ kind: 'stale'; both: (keyof V & string)[] } & Shown<V>);
+  /**
+   * Nothing saved; the form again, built on what is stored now. `meanwhile`: someone changed a field the
+   * person changed too (the form is merged). `replaced`: what is stored now is another resource (deleted
+   * and made again under its name), so nothing the form showed applies to it. `unknown`: the form did not
+   * say which revision it showed, and what is stored now is not the one it names. `both`: the fields whose
+   * text is not what is stored now, each the person's to look at.
+   */
+  | ({ kind: 'stale'; reason: StaleReason; both: (keyof V & string)[] } & Shown<V>);
+
+type StaleReason = 'meanwhile' | 'replaced' | 'unknown';
 
 /**
  * Saves what the person changed on a form built on `sent.base` at `sent.etag`. When someone saved
  * meanwhile, and none of the fields the person changed was changed by them, the change is saved on top of
  * theirs (with the current tag, so a third save in between is caught too); otherwise nothing is saved and
- * the outcome is the merged form.
+ * the outcome is the form again: merged, or, when what is stored now is another resource or the form did
+ * not name its revision, as typed on what is stored.
  */
 export async function saveInPlace<V extends FormValues>(input: {
   typed: V;
@@ -101,28 +120,41 @@ export async function saveInPlace<V extends FormValues>(input: {
   fields: readonly (keyof V & string)[];
   /** What is stored now, as the form shows it, with its tag; or the failed read. */
   read: () => Promise<FormBase<V> | OperationResponse>;
-  /** Saves the changed fields; `ifMatch` undefined: without a precondition. */
-  save: (changed: Partial<V>, ifMatch: string | undefined) => Promise<OperationResponse>;
+  /** Saves the changed fields if the stored revision is still `ifMatch`. */
+  save: (changed: Partial<V>, ifMatch: string) => Promise<OperationResponse>;
 }): Promise<InPlaceOutcome<V>> {
   const { typed, fields } = input;
-  // A form without the values it showed is compared with what is stored. One with no revision either was
-  // made before forms carried them (a page opened before an upgrade): it is saved as such forms always were,
-  // without a precondition, but only in the fields it sends unlike what is stored. One with a revision
-  // (tampered, or forged) still sends it: the operation decides who may write before any precondition (a
-  // member's forged form is a 403), and a stale tag is then refused (412).
-  const known = input.sent.base !== undefined;
-  let etag: string | undefined = known || input.sent.etag !== '' ? input.sent.etag : undefined;
+  let etag = input.sent.etag;
   let base = input.sent.base;
-  if (!base) {
+  // The fields whose text differs from `stored`, and the body that sends them as typed.
+  const unlike = (stored: V) => fields.filter((f) => !exact(typed[f]!, stored[f]!));
+  const fieldsOf = (names: (keyof V & string)[]) =>
+    Object.fromEntries(names.map((f) => [f, typed[f]])) as Partial<V>;
+  if (!base || etag === '') {
+    // A form without the values it showed or the revision it was built on (made before forms carried them,
+    // or tampered with) is compared with what is stored. Built on the revision stored now, what it showed is
+    // that revision; built on another, or on none it names, it cannot tell the person's changes from
+    // someone else's: nothing is saved, and the person looks at the fields it sends unlike what is stored.
     const current = await input.read();
     if (!('base' in current)) return { kind: 'refused', response: current };
+    const differing = unlike(current.base);
+    if (differing.length === 0) return { kind: 'unchanged' };
+    if (etag === '' || !namesForWrite(etag, current.etag)) {
+      // Sent all the same, with a precondition that does not hold, so that it changes nothing and the
+      // operation still decides who may write first: a reader's forged form is a 403, not a form to fix.
+      const response = await input.save(fieldsOf(differing), etag === '' ? NO_REVISION : etag);
+      if (isOk(response)) return { kind: 'unchanged' };
+      if (![400, 409, 412].includes(response.status)) return { kind: 'refused', response };
+      const reason = etag === '' ? 'unknown' : sameResource(etag, current.etag) ? 'meanwhile' : 'replaced';
+      return { kind: 'stale', reason, values: typed, both: differing, ...current };
+    }
     base = current.base;
   }
   // Exact, here and in the merge: a field the form gave back as it showed it is the stored text itself
   // (kit.edited), so any other text, a space or a line break more, is the person's change.
-  const changed = fields.filter((f) => !exact(typed[f]!, base[f]!));
+  const changed = unlike(base);
   if (changed.length === 0) return { kind: 'unchanged' };
-  const body = Object.fromEntries(changed.map((f) => [f, typed[f]])) as Partial<V>;
+  const body = fieldsOf(changed);
   // Shown again if refused: what was typed, on what the comparison above was made with.
   let shown: Shown<V> = { values: typed, etag: input.sent.etag, base };
   let meanwhile = false;
@@ -136,28 +168,37 @@ export async function saveInPlace<V extends FormValues>(input: {
     if (response.status !== 412) return { kind: 'refused', response, form: shown, meanwhile };
     const current = await input.read();
     if (!('base' in current)) return { kind: 'refused', response: current };
-    if (!known) {
-      // What the form showed is unknown, so every field it sends unlike what is stored may be a change of
-      // someone else's it never saw: the person decides.
-      const both = fields.filter((f) => !exact(typed[f]!, current.base[f]!));
-      return { kind: 'stale', values: typed, both, etag: current.etag, base: current.base };
+    // Another resource under the same name now (or a tag that was never this one's): nothing the form
+    // showed is its, so nothing is merged onto it.
+    if (!sameResource(etag, current.etag)) {
+      return { kind: 'stale', reason: 'replaced', values: typed, both: unlike(current.base), ...current };
     }
     const merged = mergeStale(typed, base, current.base, fields, exact);
     shown = { values: merged.values, etag: current.etag, base: current.base };
     meanwhile = true;
     // Saved on top of theirs once; a second refusal means saves keep landing in between: let the person look.
-    if (merged.both.length > 0 || attempt > 0) return { kind: 'stale', both: merged.both, ...shown };
+    if (merged.both.length > 0 || attempt > 0) {
+      return { kind: 'stale', reason: 'meanwhile', both: merged.both, ...shown };
+    }
     etag = current.etag;
   }
 }
 
 /** What a stale form says above its fields: that nothing was saved, and whose text a field shows. */
-function staleMessages(noun: string, both: string[]): string[] {
+function staleMessages(noun: string, reason: StaleReason, both: string[]): string[] {
+  if (reason === 'meanwhile') {
+    return [
+      `Someone saved the ${noun} while you were editing; nothing was saved. The fields you did not change now show what they saved, the ones you changed keep your text: check and save again.`,
+      ...(both.length > 0
+        ? [`You and they both changed ${both.join(', ')}: yours is shown, and saving replaces theirs.`]
+        : []),
+    ];
+  }
   return [
-    `Someone saved the ${noun} while you were editing; nothing was saved. The fields you did not change now show what they saved, the ones you changed keep your text: check and save again.`,
-    ...(both.length > 0
-      ? [`You and they both changed ${both.join(', ')}: yours is shown, and saving replaces theirs.`]
-      : []),
+    reason === 'replaced'
+      ? `The ${noun} under this name is not the one this page showed: it was deleted and another made in its place meanwhile. Nothing was saved.`
+      : `This form did not say which version of the ${noun} it showed, and it may have changed since: nothing was saved.`,
+    `The form keeps what you typed${both.length > 0 ? `; ${both.join(', ')} differ from what is stored now, which is shown beside them` : ''}. Check it and save again to change the ${noun} as it is now.`,
   ];
 }
 
@@ -192,12 +233,16 @@ export function afterSave<V extends FormValues>(
         status: 412,
         form: {
           values: outcome.values,
-          // Each field both changed says, next to it, what the other saved.
+          // Each field to look at says, next to it, what is stored now.
           fields: Object.fromEntries(
-            outcome.both.map((field) => [field, `They saved: ${outcome.base[field] || '(empty)'}`]),
+            outcome.both.map((field) => [
+              field,
+              `${outcome.reason === 'meanwhile' ? 'They saved' : 'Stored now'}: ${outcome.base[field] || '(empty)'}`,
+            ]),
           ),
           form: staleMessages(
             form.noun,
+            outcome.reason,
             outcome.both.map((field) => form.labels[field]),
           ),
           etag: outcome.etag,

@@ -176,8 +176,9 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
       expect(await save(page, 'Save project')).toBe(200);
       expect(await notices(page)).toContainEqual(expect.stringContaining('nothing was saved'));
 
-      // A form from a page opened before forms carried their revision (no etag, no base) saves what it
-      // changed, without claiming anyone else saved.
+      // A form from a page opened before forms carried their revision (no etag, no base) cannot tell the
+      // person's changes from anyone else's: it saves nothing and comes back, each field it sends unlike
+      // what is stored marked. It used to save them, putting back whatever someone had changed meanwhile.
       await page.goto(url);
       const csrf = await page.locator('form[aria-labelledby="edit-project"] input[name="csrf"]').inputValue();
       const old = await context.request.post(url, {
@@ -186,24 +187,29 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
           name: 'From an old page',
           description: 'By the agent',
           sourceLocale: 'en',
-          targetLocales: 'de fr it',
+          targetLocales: 'de fr',
         },
         maxRedirects: 0,
       });
-      expect(old.status()).toBe(303);
+      expect(old.status()).toBe(412);
+      const told = await old.text();
+      expect(told).toContain('This form did not say which version of the project it showed');
+      expect(told).toContain('Project name, Target locales differ from what is stored now');
+      expect(told).toContain('Stored now: de fr it');
       expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
-        name: 'From an old page',
-        description: 'By the agent',
+        name: 'Renamed',
         targetLocales: ['de', 'fr', 'it'],
       });
 
-      // Such a form refused for a value keeps every change the person made when it is sent again fixed.
+      // Such a form comes back built on what is stored, and then saves what the person typed, kept through
+      // a refusal for a value and sent again fixed.
       await page.goto(url);
       await page.evaluate(() => {
         for (const name of ['etag', 'base']) document.querySelector(`input[name="${name}"]`)?.remove();
       });
       await page.getByLabel('Description').fill('Typed on an old page');
       await page.getByLabel('Source locale').fill('de');
+      expect(await save(page, 'Save project')).toBe(412);
       expect(await save(page, 'Save project')).toBe(400);
       await page.getByLabel('Source locale').fill('en');
       expect(await save(page, 'Save project')).toBe(200);
@@ -211,6 +217,74 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
         description: 'Typed on an old page',
         sourceLocale: 'en',
       });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('neither save onto nor delete another project made under the handle, nor delete one changed since the page', async () => {
+    const ada = await createTestUser(service, uniqueHandle('eir'));
+    const path = { account: ada.handle, project: 'gone' };
+    const make = (name: string) =>
+      sdk.createProject({
+        client: ada.client,
+        path: { account: ada.handle },
+        body: { handle: 'gone', name, sourceLocale: 'en', targetLocales: ['de'] },
+      });
+    await make('Gone');
+    const url = `${service.url}/accounts/${ada.handle}/projects/gone`;
+    const context = await browserOf(ada);
+    try {
+      const page = await context.newPage();
+      // The project is deleted and another made under its handle while the form is open.
+      await page.goto(url);
+      await sdk.deleteProject({ client: ada.client, path });
+      await make("Someone else's");
+      await page.getByLabel('Description').fill('About the old project');
+      expect(await save(page, 'Save project')).toBe(412);
+      expect(await page.getByRole('form', { name: 'Edit project' }).textContent()).toContain(
+        'The project under this name is not the one this page showed',
+      );
+      expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
+        name: "Someone else's",
+        description: '',
+      });
+      // A tampered revision no header can carry is told the same way, not as an empty error page.
+      const csrf = await page.locator('form[aria-labelledby="edit-project"] input[name="csrf"]').inputValue();
+      const tampered = await context.request.post(url, {
+        form: { csrf, etag: '"p1\u0001"', name: 'Tampered', sourceLocale: 'en', targetLocales: 'de' },
+        maxRedirects: 0,
+      });
+      expect(tampered.status()).toBe(412);
+      expect(await tampered.text()).toContain('Nothing was saved.');
+
+      // The delete page deletes the project as it showed it: one changed since is shown again to confirm.
+      const deleteUrl = `${url}/delete`;
+      const confirmDelete = async () => {
+        await page.getByLabel('Type the project handle gone to confirm').fill('gone');
+        return save(page, "Delete Someone else's");
+      };
+      await page.goto(deleteUrl);
+      await sdk.updateProject({ client: ada.client, path, body: { description: 'Changed meanwhile' } });
+      expect(await confirmDelete()).toBe(412);
+      expect(await page.locator('main').textContent()).toContain(
+        'Someone changed the project since this page was opened: nothing was deleted.',
+      );
+      expect((await sdk.getProject({ client: ada.client, path })).response.status).toBe(200);
+
+      // Nor is another project made under its handle deleted.
+      await page.goto(deleteUrl);
+      await sdk.deleteProject({ client: ada.client, path });
+      await make("Someone else's");
+      expect(await confirmDelete()).toBe(412);
+      expect(await page.locator('main').textContent()).toContain(
+        'The project under this name is not the one this page showed',
+      );
+      expect((await sdk.getProject({ client: ada.client, path })).response.status).toBe(200);
+
+      // Confirmed again on the page that now shows it, it is deleted.
+      expect(await confirmDelete()).toBe(200);
+      expect((await sdk.getProject({ client: ada.client, path })).response.status).toBe(404);
     } finally {
       await context.close();
     }
@@ -234,6 +308,27 @@ describe.skipIf(!hasChromium)('edit forms of a project and an organization', () 
       expect(await notices(page)).toContainEqual(expect.stringContaining('Organization saved.'));
       const stored = (await sdk.getOrganization({ client: ada.client, path: { org: handle } })).data!;
       expect(stored).toMatchObject({ displayName: 'Org Inc.', visibility: 'public' });
+
+      // A form without its revision and what it showed, sent after someone made the organization private:
+      // nothing is saved, where it used to make the organization public again.
+      await page.goto(`${service.url}/orgs/${handle}`);
+      const csrf = await page
+        .locator('form[aria-label="Organization profile"] input[name="csrf"]')
+        .inputValue();
+      await sdk.updateOrganization({
+        client: ada.client,
+        path: { org: handle },
+        body: { visibility: 'private' },
+      });
+      const old = await context.request.post(`${service.url}/orgs/${handle}`, {
+        form: { csrf, displayName: 'Org GmbH', visibility: 'public' },
+        maxRedirects: 0,
+      });
+      expect(old.status()).toBe(412);
+      expect((await sdk.getOrganization({ client: ada.client, path: { org: handle } })).data).toMatchObject({
+        displayName: 'Org Inc.',
+        visibility: 'private',
+      });
     } finally {
       await context.close();
     }

@@ -197,6 +197,24 @@ describe.skipIf(!hasChromium)('the web pages', () => {
     await admin.getByRole('button', { name: 'Save project' }).click();
     await admin.getByRole('status').waitFor();
     expect(await admin.locator('dl.facts').textContent()).toContain('The marketing site');
+    // A member's forged delete, with the page's revision or without one (as from an older page), is a 403,
+    // not a page asking to confirm again.
+    const projectTag = await admin.locator('input[name="etag"]').first().inputValue();
+    for (const etag of [projectTag, undefined]) {
+      const forgedDelete = await memberContext.request.post(
+        `${service.url}/accounts/${org}/projects/website/delete`,
+        { form: { csrf: memberCsrf, confirm: 'website', ...(etag && { etag }) }, maxRedirects: 0 },
+      );
+      expect(forgedDelete.status()).toBe(403);
+    }
+    expect(
+      await sql(
+        service,
+        `select count(*)::int as n from projects p join accounts a on a.id = p.account_id
+          where a.handle = $1 and p.handle = 'website'`,
+        [org],
+      ),
+    ).toEqual([{ n: 1 }]);
     await admin.goto(`${service.url}/accounts/${org}`);
     await look(admin, 'account');
 

@@ -1,9 +1,18 @@
 // The dashboard (your accounts with your role and their projects; create a project or an organization),
 // an account's page, and a project's page (details, locales, edit, delete with a confirmation naming it).
 import type { Router } from 'express';
+import { sameResource } from '../../api/etag.ts';
 import type { Pipeline } from '../../api/pipeline.ts';
 import type { Role } from '../../authz/policy.ts';
-import { afterSave, type EditForm, formBase, readFormBase, saveInPlace } from '../edit-in-place.ts';
+import {
+  afterSave,
+  type EditForm,
+  formBase,
+  NO_REVISION,
+  readFormBase,
+  readFormEtag,
+  saveInPlace,
+} from '../edit-in-place.ts';
 import {
   allItems,
   type Crumb,
@@ -305,11 +314,20 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
     pc: PageContext,
     handle: string,
     projectHandle: string,
-    extra: { status?: number; error?: string; typed?: string } = {},
+    extra: { status?: number; error?: string; typed?: string; refusedTag?: string } = {},
   ) {
     const r = await pc.call('getProject', { params: { account: handle, project: projectHandle } });
     if (!isOk(r)) return kit.problemPage(res, pc, r);
     const project = r.body as ProjectRow;
+    // Refused for the revision the page was opened on: the page now shows the project as it is.
+    const error =
+      extra.refusedTag === undefined
+        ? extra.error
+        : extra.refusedTag === ''
+          ? 'This form did not say which version of the project it showed: nothing was deleted. Check the project and confirm again.'
+          : sameResource(extra.refusedTag, project.etag)
+            ? 'Someone changed the project since this page was opened: nothing was deleted. Check it and confirm again.'
+            : 'The project under this name is not the one this page showed: it was deleted and another made in its place. Nothing was deleted; check this one and confirm again to delete it.';
     const found = await account(pc, handle);
     kit.render(
       res,
@@ -326,7 +344,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
         acting: { handle, role: found.account?.role ?? null },
         account: handle,
         project,
-        error: extra.error,
+        error,
         typed: extra.typed ?? '',
       },
       extra.status,
@@ -345,7 +363,14 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
           error: `Type ${params.project} to confirm.`,
         });
       }
-      const r = await pc.call('deleteProject', { params });
+      // Deleted only as the page showed it: a project changed since, or another made under its handle, is
+      // shown again to confirm. A page without the revision it showed is too, after the operation has
+      // decided who may delete (a reader's forged form is a 403).
+      const etag = readFormEtag(req.body);
+      const r = await pc.call('deleteProject', { params, ifMatch: etag || NO_REVISION });
+      if (r.status === 412) {
+        return deletePage(res, pc, params.account, params.project, { status: 412, typed, refusedTag: etag });
+      }
       if (!isOk(r)) return kit.problemPage(res, pc, r);
       const notice = `Project ${params.project} deleted.`;
       res.redirect(303, kit.withNotice(pc, pathOf('accounts', params.account), notice));
