@@ -19,6 +19,10 @@ export type Problem = {
         pointer: string;
         message: string;
     }>;
+    /**
+     * How many problems the request had, when `errors` lists only the first 100 of them.
+     */
+    errorCount?: number;
 };
 
 /**

@@ -12,6 +12,8 @@ export interface ProblemBody {
   status: number;
   detail?: string;
   errors?: ValidationIssue[];
+  /** How many issues the request had, when `errors` lists only the first MAX_ISSUES. */
+  errorCount?: number;
 }
 
 const TYPE_BASE = 'https://docs.l10n.dev/problems/';
@@ -30,6 +32,7 @@ export class Problem extends Error {
   readonly title: string;
   readonly detail: string | undefined;
   readonly errors: ValidationIssue[] | undefined;
+  readonly errorCount: number | undefined;
   readonly headers: Record<string, string>;
 
   constructor(
@@ -37,7 +40,7 @@ export class Problem extends Error {
     slug: string,
     title: string,
     detail?: string,
-    extra: { errors?: ValidationIssue[]; headers?: Record<string, string> } = {},
+    extra: { errors?: ValidationIssue[]; errorCount?: number; headers?: Record<string, string> } = {},
   ) {
     super(detail ?? title);
     this.name = 'Problem';
@@ -46,6 +49,7 @@ export class Problem extends Error {
     this.title = title;
     this.detail = detail;
     this.errors = extra.errors;
+    this.errorCount = extra.errorCount;
     this.headers = extra.headers ?? {};
   }
 
@@ -56,6 +60,7 @@ export class Problem extends Error {
       status: this.status,
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.errorCount !== undefined ? { errorCount: this.errorCount } : {}),
     };
   }
 }
@@ -71,7 +76,10 @@ export const problems = {
       'validation-failed',
       'Invalid request',
       errors.length > MAX_ISSUES ? `${detail} (the first ${MAX_ISSUES} of ${errors.length})` : detail,
-      { errors: errors.slice(0, MAX_ISSUES) },
+      {
+        errors: errors.slice(0, MAX_ISSUES),
+        ...(errors.length > MAX_ISSUES && { errorCount: errors.length }),
+      },
     ),
   badRequest: (detail: string, pointer?: string) =>
     new Problem(400, 'validation-failed', 'Invalid request', detail, {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OperationResponse, Pipeline } from '../api/pipeline.ts';
+import type { ProblemBody } from '../api/problem.ts';
 import type { ServiceContext } from '../context.ts';
 import type { Sessions, SignedIn } from '../identity/sessions.ts';
 import { requireUtf8Form } from '../lib/utf8-body.ts';
@@ -139,7 +140,7 @@ export function formErrors(
   response: OperationResponse,
   jsonFields: readonly string[] = [],
 ): { fields: FieldErrors; form: string[] } {
-  const body = (response.body ?? {}) as { detail?: string; errors?: { pointer: string; message: string }[] };
+  const body = (response.body ?? {}) as ProblemBody;
   const fields: FieldErrors = {};
   const form: string[] = [];
   for (const issue of body.errors ?? []) {
@@ -157,6 +158,12 @@ export function formErrors(
     else fields[key] ??= plain(issue.message);
   }
   if (Object.keys(fields).length === 0 && form.length === 0) form.push(body.detail ?? 'That did not work.');
+  // The API lists the first hundred problems of a request: the person hears that there are more.
+  if (body.errorCount !== undefined && body.errors) {
+    form.push(
+      `${body.errorCount} problems in all: the first ${body.errors.length} are shown. Fix them and save again to see the rest.`,
+    );
+  }
   return { fields, form };
 }
 

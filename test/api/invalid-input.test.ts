@@ -126,9 +126,11 @@ describe('a request with very many mistakes', () => {
       body: JSON.stringify(body),
     });
     expect(response.status).toBe(400);
-    const problem = (await response.json()) as { detail: string; errors: unknown[] };
+    const problem = (await response.json()) as { detail: string; errors: unknown[]; errorCount: number };
     expect(problem.errors).toHaveLength(100);
     expect(problem.detail).toBe('The request is not valid; see errors. (the first 100 of 5000)');
+    // The count as a member of its own, for a client (or a page) to read without parsing the detail.
+    expect(problem.errorCount).toBe(5000);
   });
 });
 

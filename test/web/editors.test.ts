@@ -378,6 +378,28 @@ describe('the voice editor', () => {
     ).toEqual([{ n: 0 }]);
   });
 
+  it('says that a field has more problems than it shows', async () => {
+    const owner = uniqueHandle('vjm');
+    const jar = await signedIn(owner);
+    const voice = `/accounts/${owner}/voice`;
+    const form = await formOn(jar, voice, voice);
+    const overrides = JSON.stringify(
+      Object.fromEntries([...Array(150)].map((_, i) => [`de-x-b${i}`, { colour: 1 }])),
+    );
+    const refused = await postForm(jar, `${service.url}${voice}`, {
+      csrf: csrfOf(form),
+      etag: etagOf(form),
+      tone: 'warm',
+      formality: 'neutral',
+      localeOverrides: overrides,
+    });
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toContain(
+      '150 problems in all: the first 100 are shown. Fix them and save again to see the rest.',
+    );
+  });
+
   it('saves the same name in two objects of the overrides', async () => {
     const owner = uniqueHandle('vjd');
     const jar = await signedIn(owner);
