@@ -153,6 +153,33 @@ describe('projects through the generated SDK', () => {
     expect(list.data?.items).toEqual([]);
   });
 
+  it('points a source locale that is also a target at the field the request sent', async () => {
+    const path = { account: 'ada', project: 'clash' };
+    await sdk.createProject({
+      client: ada.client,
+      path: { account: 'ada' },
+      body: { handle: 'clash', name: 'Clash', sourceLocale: 'en', targetLocales: ['de'] },
+    });
+    for (const [body, pointer] of [
+      [{ sourceLocale: 'de' }, '/body/sourceLocale'],
+      [{ targetLocales: ['de', 'en'] }, '/body/targetLocales'],
+      [{ sourceLocale: 'fr', targetLocales: ['FR'] }, '/body/targetLocales'],
+    ] as const) {
+      const refused = await sdk.updateProject({ client: ada.client, path, body: body as never });
+      expect(refused.response.status, JSON.stringify(body)).toBe(400);
+      expect(refused.error).toMatchObject({
+        errors: [
+          { pointer, message: expect.stringMatching(/cannot be both the source locale and a target/) },
+        ],
+      });
+    }
+    expect((await sdk.getProject({ client: ada.client, path })).data).toMatchObject({
+      sourceLocale: 'en',
+      targetLocales: ['de'],
+    });
+    await sdk.deleteProject({ client: ada.client, path });
+  });
+
   it('answers a duplicate handle with 409', async () => {
     const body = { handle: 'dup', name: 'Dup', sourceLocale: 'en' };
     expect(

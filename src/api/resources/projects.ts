@@ -52,9 +52,16 @@ function findProject(op: OperationContext): Promise<IProject> {
   return findByHandle(op, Project, op.params.project!, 'project');
 }
 
-function checkLocales(source: string, targets: string[]) {
+/**
+ * A project translates from its source locale into the others. The refusal points at the field the request
+ * sent: an update changing only the source locale to one of the targets is about `sourceLocale`.
+ */
+function checkLocales(source: string, targets: string[], pointer = '/body/targetLocales') {
   if (targets.includes(source)) {
-    throw problems.badRequest('The source locale cannot also be a target locale.', '/body/targetLocales');
+    throw problems.badRequest(
+      `"${source}" cannot be both the source locale and a target locale; take it out of the target locales or choose another source locale.`,
+      pointer,
+    );
   }
 }
 
@@ -120,7 +127,11 @@ export const projectHandlers = {
             ? canonicalLocales(op.body.targetLocales, '/body/targetLocales')
             : project.targetLocales,
       };
-      checkLocales(next.sourceLocale, next.targetLocales);
+      checkLocales(
+        next.sourceLocale,
+        next.targetLocales,
+        op.body.targetLocales === undefined ? '/body/sourceLocale' : '/body/targetLocales',
+      );
     } catch (error) {
       invalid = error;
     }
