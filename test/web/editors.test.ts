@@ -331,13 +331,25 @@ describe('first saves sent at once', () => {
   });
 });
 
+/** Posts the voice form of `owner` as the page has it now, with a tone and these locale overrides. */
+async function postOverrides(jar: CookieJar, owner: string, localeOverrides: string) {
+  const voice = `/accounts/${owner}/voice`;
+  const form = await formOn(jar, voice, voice);
+  return postForm(jar, `${service.url}${voice}`, {
+    csrf: csrfOf(form),
+    etag: etagOf(form),
+    tone: 'warm',
+    formality: 'neutral',
+    localeOverrides,
+  });
+}
+
 const TWICE = 'is written twice: only the last would be kept. Write it once, with everything it should hold.';
 
 describe('the voice editor', () => {
   it('says where in the locale overrides a problem is, in words a person reads', async () => {
     const owner = uniqueHandle('vjo');
     const jar = await signedIn(owner);
-    const voice = `/accounts/${owner}/voice`;
     const cases: [string, string][] = [
       ['{"de": "formal"}', '"de": Write an object: names and values in braces, { … }.'],
       ['{"de": {"tone": 5}}', '"de" → "tone": Write text in double quotes.'],
@@ -356,14 +368,7 @@ describe('the voice editor', () => {
       ['{"de": {"tone": "x"}, "d\\u0065": {"tone": "y"}}', `"de" ${TWICE}`],
     ];
     for (const [overrides, said] of cases) {
-      const form = await formOn(jar, voice, voice);
-      const refused = await postForm(jar, `${service.url}${voice}`, {
-        csrf: csrfOf(form),
-        etag: etagOf(form),
-        tone: 'warm',
-        formality: 'neutral',
-        localeOverrides: overrides,
-      });
+      const refused = await postOverrides(jar, owner, overrides);
       expect(refused.status, overrides).toBe(400);
       const html = await refused.text();
       const error = /<p class="field-error" id="f-localeOverrides-error">([^<]*)<\/p>/.exec(html)?.[1];
@@ -381,18 +386,10 @@ describe('the voice editor', () => {
   it('says that a field has more problems than it shows', async () => {
     const owner = uniqueHandle('vjm');
     const jar = await signedIn(owner);
-    const voice = `/accounts/${owner}/voice`;
-    const form = await formOn(jar, voice, voice);
     const overrides = JSON.stringify(
       Object.fromEntries([...Array(150)].map((_, i) => [`de-x-b${i}`, { colour: 1 }])),
     );
-    const refused = await postForm(jar, `${service.url}${voice}`, {
-      csrf: csrfOf(form),
-      etag: etagOf(form),
-      tone: 'warm',
-      formality: 'neutral',
-      localeOverrides: overrides,
-    });
+    const refused = await postOverrides(jar, owner, overrides);
     expect(refused.status).toBe(400);
     const html = await refused.text();
     expect(html).toContain(
@@ -403,19 +400,10 @@ describe('the voice editor', () => {
   it('saves the same name in two objects of the overrides', async () => {
     const owner = uniqueHandle('vjd');
     const jar = await signedIn(owner);
-    const voice = `/accounts/${owner}/voice`;
-    const form = await formOn(jar, voice, voice);
     const overrides = '{"de": {"tone": "a {\\"de\\": 1}"}, "fr": {"tone": "b", "formality": "formal"}}';
-    const saved = await postForm(jar, `${service.url}${voice}`, {
-      csrf: csrfOf(form),
-      etag: etagOf(form),
-      tone: 'warm',
-      formality: 'neutral',
-      localeOverrides: overrides,
-    });
-    expect(saved.status).toBe(303);
-    const api = await jar.fetch(`${service.url}/accounts/${owner}/voice`);
-    expect(await api.text()).toContain('a {\\&quot;de\\&quot;: 1}');
+    expect((await postOverrides(jar, owner, overrides)).status).toBe(303);
+    const page = await jar.fetch(`${service.url}/accounts/${owner}/voice`);
+    expect(await page.text()).toContain('a {\\&quot;de\\&quot;: 1}');
   });
 
   it('tells a form built before the first save that someone saved meanwhile, and keeps its text', async () => {
