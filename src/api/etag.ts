@@ -125,6 +125,15 @@ export function lostRace(op: Pick<OperationContext, 'ifMatch'>, what: string): P
   return op.ifMatch === undefined ? problems.conflict(detail) : problems.preconditionFailed(detail);
 }
 
+/** A representation that carries its `etag` as an answer, with that tag as the ETag header too. */
+export function taggedResponse<S extends number, B extends { etag: string }>(
+  status: S,
+  body: B,
+  headers: Record<string, string> = {},
+) {
+  return { status, headers: { ...headers, ETag: body.etag }, body };
+}
+
 /**
  * The revision of a project or account row as stored: the database moves it on an update that changes what
  * the API shows (Migration20261128000000_edit_revisions), so after a flush the entity's own is out of date.

@@ -12,7 +12,7 @@ import { prepared } from '../../db/prepared.ts';
 import { createOrganization } from '../../domain/organizations.ts';
 import { assertAccountHandle } from '../../domain/validation.ts';
 import { endOrganizationIdentities } from '../../identity/people.ts';
-import { assertIfMatch, organizationEtag, storedRevision } from '../etag.ts';
+import { assertIfMatch, organizationEtag, storedRevision, taggedResponse } from '../etag.ts';
 import { callerListOwner, page, pageRequest } from '../pagination.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
@@ -90,15 +90,6 @@ export async function findOrganizationId(op: OperationContext): Promise<string> 
   return row.id;
 }
 
-/** An organization's answer: its representation, and its ETag as a header too. */
-function organizationResponse<S extends 200 | 201>(
-  status: S,
-  body: Schemas.Organization,
-  headers: Record<string, string> = {},
-) {
-  return { status, headers: { ...headers, ETag: body.etag }, body };
-}
-
 export function noOrganization(handle: string) {
   return problems.notFound(`No organization "${handle}", or you cannot see it.`);
 }
@@ -167,7 +158,7 @@ export const organizationHandlers = {
     const { organization, account } = createOrganization(op.em, creator, { handle, displayName, visibility });
     op.audit('organization.create', 'organization', organization.id, { handle, visibility }, account);
     await op.em.flush();
-    return organizationResponse(201, serializeOrganization(account, 'admin'), {
+    return taggedResponse(201, serializeOrganization(account, 'admin'), {
       Location: `/api/v1/organizations/${account.handle}`,
     });
   },
@@ -177,10 +168,7 @@ export const organizationHandlers = {
     // The account the pipeline read, as an entity mapped from that row: no statement of its own.
     // Not a conditional read: the body holds the caller's role, which moves without the revision (a 304
     // kept a member promoted to admin on the copy that said "member").
-    return organizationResponse(
-      200,
-      serializeOrganization(op.target!.account, membershipRole(op.target!.roles)),
-    );
+    return taggedResponse(200, serializeOrganization(op.target!.account, membershipRole(op.target!.roles)));
   },
 
   async updateOrganization(op) {
@@ -209,9 +197,11 @@ export const organizationHandlers = {
       op.audit('organization.update', 'organization', organization.id, { before, after: changes });
       await op.em.flush();
     }
-    return organizationResponse(200, {
+    // The database moved the revision if the update changed anything; otherwise it is the one read.
+    const revision = changed ? await storedRevision(op, 'accounts', account.id) : account.revision;
+    return taggedResponse(200, {
       ...serializeOrganization(account, membershipRole(op.target!.roles)),
-      etag: organizationEtag(account.id, await storedRevision(op, 'accounts', account.id)),
+      etag: organizationEtag(account.id, revision),
     });
   },
 

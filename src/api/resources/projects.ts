@@ -3,7 +3,7 @@ import { isoTime, type PlainRow } from '../../db/columns.ts';
 import { type IProject, Project } from '../../db/entities/index.ts';
 import { canonicalLocale, canonicalLocales } from '../../domain/validation.ts';
 import { findAccountRow, findAccountRows, findByHandle } from '../account-resources.ts';
-import { assertIfMatch, notModified, projectEtag, storedRevision } from '../etag.ts';
+import { assertIfMatch, notModified, projectEtag, storedRevision, taggedResponse } from '../etag.ts';
 import type { Handlers, OperationContext } from '../pipeline.ts';
 import { problems } from '../problem.ts';
 
@@ -37,15 +37,6 @@ function serializeProject(
     createdAt: isoTime(project.createdAt),
     updatedAt: isoTime(project.updatedAt),
   };
-}
-
-/** A project's answer: its representation, and its ETag as a header too. */
-function projectResponse<S extends 200 | 201>(
-  status: S,
-  body: Schemas.Project,
-  headers: Record<string, string> = {},
-) {
-  return { status, headers: { ...headers, ETag: body.etag }, body };
 }
 
 function findProject(op: OperationContext): Promise<IProject> {
@@ -93,7 +84,7 @@ export const projectHandlers = {
     });
     op.audit('project.create', 'project', project.id, { handle: project.handle });
     await op.em.flush();
-    return projectResponse(201, serializeProject(project, account.handle), {
+    return taggedResponse(201, serializeProject(project, account.handle), {
       Location: `/api/v1/accounts/${account.handle}/projects/${project.handle}`,
     });
   },
@@ -102,7 +93,7 @@ export const projectHandlers = {
     const project = await findAccountRow(op, Project, op.params.project!, 'project');
     return (
       notModified(op, projectEtag(project.id, project.revision)) ??
-      projectResponse(200, serializeProject(project, op.target!.handle))
+      taggedResponse(200, serializeProject(project, op.target!.handle))
     );
   },
 
@@ -153,9 +144,11 @@ export const projectHandlers = {
       op.audit('project.update', 'project', project.id, { fields: changed });
       await op.em.flush();
     }
-    return projectResponse(200, {
+    // The database moved the revision if the update changed anything; otherwise it is the one read.
+    const revision = changed.length > 0 ? await storedRevision(op, 'projects', project.id) : project.revision;
+    return taggedResponse(200, {
       ...serializeProject(project, op.target!.handle),
-      etag: projectEtag(project.id, await storedRevision(op, 'projects', project.id)),
+      etag: projectEtag(project.id, revision),
     });
   },
 
