@@ -256,12 +256,19 @@ async function currentEntries(
   op: OperationContext,
   alreadyApplied?: (entries: EntryFields[]) => boolean,
 ): Promise<{ version: number; entries: EntryFields[] }> {
+  // The entries the check read, when it ran, are the current version's: read once. The check gets a copy,
+  // since an upsert works on its entries in place.
+  let read: EntryFields[] | undefined;
   const version = await nextVersion(
     op,
     GLOSSARY,
-    alreadyApplied && (async (current) => alreadyApplied(await entriesAt(op, current))),
+    alreadyApplied &&
+      (async (current) => {
+        read = await entriesAt(op, current);
+        return alreadyApplied([...read]);
+      }),
   );
-  return { version, entries: version === 1 ? [] : await entriesAt(op, version - 1) };
+  return { version, entries: version === 1 ? [] : (read ?? (await entriesAt(op, version - 1))) };
 }
 
 /** The entries of the account's version `version`, in order. */
