@@ -21,7 +21,7 @@ export interface FormBase<V extends FormValues> {
 }
 
 /** The hidden fields of an edit form built on `values` at `etag` (the `edit-base` partial renders them). */
-export function formBase<V extends FormValues>(values: V, etag: string): { etag: string; base: string } {
+function formBase<V extends FormValues>(values: V, etag: string): { etag: string; base: string } {
   // Encoded, not as hidden fields of their own: a browser rewrites line breaks in what it sends back, and
   // the base must be the stored text byte for byte to tell what the person changed.
   return { etag, base: Buffer.from(JSON.stringify(values)).toString('base64url') };
@@ -35,6 +35,15 @@ export function formBase<V extends FormValues>(values: V, etag: string): { etag:
 export function readFormEtag(body: unknown): string {
   const sent = text(body, 'etag');
   return sent.length <= MAX_TAG_LENGTH && /^[\x20-\x7e]*$/.test(sent) ? sent : NO_REVISION;
+}
+
+/**
+ * An edit form as its view renders it: the form shown again (`shown`), or a fresh one of `values` at `etag`;
+ * with the hidden fields of what it is built on.
+ */
+export function editFormView<V extends FormValues>(shown: EditForm<V> | undefined, values: V, etag: string) {
+  const form = shown ?? { values, etag, base: values };
+  return { fields: {}, form: [], ...form, ...formBase(form.base, form.etag) };
 }
 
 /** The base a form sent back; a missing or mangled one is none (the save then compares with what is stored). */

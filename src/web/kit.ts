@@ -124,12 +124,16 @@ const JSON_PLAIN: [RegExp, string][] = [
 function jsonProblem(pointer: string, message: string): string {
   // Every segment after the leading slash, an empty one (an empty name) included; unescaped as RFC 6901 says.
   const path = (pointer === '' ? [] : pointer.split('/').slice(1)).map((part) =>
-    JSON.stringify(part.replaceAll('~1', '/').replaceAll('~0', '~')),
+    part.replaceAll('~1', '/').replaceAll('~0', '~'),
   );
   const rule = JSON_PLAIN.find(([pattern]) => pattern.test(message));
   const said = rule ? message.replace(rule[0], rule[1]) : plain(message);
-  return path.length > 0 ? `${path.join(' → ')}: ${said}` : said;
+  return path.length > 0 ? `${jsonPlace(path)}: ${said}` : said;
 }
+
+/** Where in JSON a person typed something is, by the names leading to it: `"de" → "tone"`. */
+export const jsonPlace = (names: readonly string[]): string =>
+  names.map((name) => JSON.stringify(name)).join(' → ');
 
 /**
  * A failed operation's problem as a form sees it: messages by field (the pointer /body/name → "name",

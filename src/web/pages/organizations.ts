@@ -6,7 +6,7 @@ import type { Orm } from '../../db/orm.ts';
 import { describeInvitation } from '../../domain/invitations.ts';
 import { asciiEmail } from '../../identity/domains.ts';
 import { verifiedEmails } from '../../identity/people.ts';
-import { afterSave, type EditForm, formBase, readFormBase, saveInPlace } from '../edit-in-place.ts';
+import { afterSave, type EditForm, editFormView, readFormBase, saveInPlace } from '../edit-in-place.ts';
 import {
   edited,
   formErrors,
@@ -126,14 +126,7 @@ export function organizationPages(
           },
         },
         // The form carries the revision and the values it shows (edit-in-place.ts).
-        profile: extra.profile
-          ? { fields: {}, form: [], ...extra.profile, ...formBase(extra.profile.base, extra.profile.etag) }
-          : {
-              values: profileValuesOf(org),
-              fields: {},
-              form: [],
-              ...formBase(profileValuesOf(org), org.etag),
-            },
+        profile: editFormView(extra.profile, profileValuesOf(org), org.etag),
         invite: extra.invite ?? { values: { role: 'member' }, fields: {}, form: [] },
       },
       extra.status,

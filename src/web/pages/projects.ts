@@ -7,7 +7,7 @@ import type { Role } from '../../authz/policy.ts';
 import {
   afterSave,
   type EditForm,
-  formBase,
+  editFormView,
   NO_REVISION,
   readFormBase,
   readFormEtag,
@@ -241,19 +241,7 @@ export function projectPages(router: Router, kit: Kit, pipeline: Pipeline): void
         canEdit: can(role, 'project:write'),
         canDelete: can(role, 'project:delete'),
         // The form carries the revision and the values it shows (edit-in-place.ts).
-        edit: extra.edit
-          ? {
-              fields: {},
-              form: [],
-              ...extra.edit,
-              ...formBase(extra.edit.base, extra.edit.etag),
-            }
-          : {
-              values: editValuesOf(project),
-              fields: {},
-              form: [],
-              ...formBase(editValuesOf(project), project.etag),
-            },
+        edit: editFormView(extra.edit, editValuesOf(project), project.etag),
       },
       extra.status,
     );

@@ -12,6 +12,7 @@ import {
   edited,
   formErrors,
   isOk,
+  jsonPlace,
   type Kit,
   multiline,
   newestVersions,
@@ -226,7 +227,7 @@ export function voicePages(router: Router, kit: Kit, pipeline: Pipeline): void {
           status: 400,
           values,
           fields: {
-            localeOverrides: `${twice.map((name) => JSON.stringify(name)).join(' → ')} is written twice: only the last would be kept. Write it once, with everything it should hold.`,
+            localeOverrides: `${jsonPlace(twice)} is written twice: only the last would be kept. Write it once, with everything it should hold.`,
           },
         });
       }
