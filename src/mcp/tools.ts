@@ -99,9 +99,11 @@ function deriveTool(spec: OperationSpec, name: string, where: string): ToolDefin
   };
   const output = outputSchemaOf(spec, where);
   const method = spec.method;
-  // A write to a versioned resource (`x-etag: true`) stores a new version with a new etag every time, even
-  // with the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is not
-  // idempotent.
+  // A whole save of a versioned resource (`x-etag: true`) stores a new version with a new etag every time,
+  // even with the same arguments (and a repeat with the same if_match is refused with 412): a PUT of one is
+  // not idempotent. (The glossary's edits by term, a PATCH, store nothing when repeated, and a repeat with
+  // the same if_match is answered as done; they are still not marked idempotent, which only costs a client
+  // a confirmation.)
   // A PUT or PATCH of anything else (a project, edited in place) sets what it names: the same call twice
   // leaves it as once, its etag included.
   const idempotent =
