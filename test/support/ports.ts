@@ -8,11 +8,24 @@ import { connect, createServer } from 'node:net';
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = SLICE.first + (next++ % SLICE.size);
     if (await listens(port)) return port;
   }
   return listenOn(0);
 }
+
+/**
+ * The ports this process hands out: a slice of 20000–31999 of its own per vitest worker (VITEST_POOL_ID,
+ * 1 to the number of workers), taken in turn from a random start. Two workers picking at random from the
+ * whole range could pick the same port in the second before either listened (seen: EADDRINUSE on a
+ * service's start in CI); in turn, a worker gives a port out again only after the rest of its slice.
+ */
+const SLICE = (() => {
+  const size = 1_000;
+  const worker = Math.max(0, Number(process.env.VITEST_POOL_ID ?? 0) - 1) % 12;
+  return { first: 20_000 + worker * size, size };
+})();
+let next = Math.floor(Math.random() * SLICE.size);
 
 /** Whether `port` can be listened on now (it is closed again at once). */
 const listens = (port: number) =>
